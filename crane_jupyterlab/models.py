@@ -29,6 +29,9 @@ class PredictionRequest(BaseModel):
     runtime_text: str | None = None  # None = the -RT baseline
     runtime: dict | None = None  # the structured probe result (see docs/architecture.md)
     docs_text: str | None = None  # +D grounding, already rendered
+    # Shape of `runtime`: "probe" (docs/architecture.md section 1) or "junobench" (a JunoBench case's
+    # `runtime_info_obj`, the paper extractor's dict), so the checks know how to read it.
+    runtime_format: str = "probe"
 
 
 class Verdict(BaseModel):
@@ -44,3 +47,4 @@ class Verdict(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cost_usd: float | None = None
+    cached: bool = False  # answered from the verdict cache: no model call, latency 0
