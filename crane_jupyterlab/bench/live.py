@@ -1,0 +1,243 @@
+"""`crane-bench live`: run the live crash suite through real kernels and write a results file.
+
+Each case gets a fresh kernel of this interpreter, its `executed_cells` run in order as a notebook would
+run them, and then runtime information is extracted for the `target_cell`, which is never executed.
+One JSON line per case goes to `--out` (the format `score.py` reads):
+`{"id", "version", "runtime_text", "extraction_ms", "prediction", "error"}`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import fnmatch
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from ..kernel.client import ExtractError, extract
+from .kernels import CellFailed, fresh_kernel, run_cell
+
+_CASE_KEYS = ("id", "version", "executed_cells", "target_cell")
+_SETTINGS = ("+RT", "-RT")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "live",
+        help="run the live crash suite in real kernels",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--cases", required=True, type=Path, help="cases.jsonl of the live suite")
+    p.add_argument("--out", required=True, type=Path, help="results file to write (JSON lines)")
+    p.add_argument("--categories", default="SRV", help="runtime fact categories to render (subset of SRV)")
+    p.add_argument("--ids", default="*", help="glob on the case id, or on id/version (default: all)")
+    p.add_argument("--max-columns", type=int, help="probe option max_columns")
+    p.add_argument("--jobs", type=int, default=2, help="kernels run at the same time (default 2)")
+    p.add_argument("--cell-timeout", type=float, default=300.0, help="seconds per executed cell")
+    p.add_argument("--extract-timeout", type=float, default=30.0, help="seconds for the extraction")
+    backend = p.add_argument_group("prediction backend")
+    backend.add_argument("--backend", default="none", help="none (default), checks, litellm, replay, hybrid")
+    backend.add_argument("--model", help="model name (litellm)")
+    backend.add_argument("--votes", type=int, help="majority vote over this many samples")
+    backend.add_argument("--api-base", help="OpenAI-compatible endpoint")
+    backend.add_argument("--timeout", type=float, help="seconds per model request")
+    backend.add_argument(
+        "--setting",
+        default="+RT",
+        choices=_SETTINGS,
+        help="+RT sends the runtime text to the backend, -RT withholds it (write --setting=-RT)",
+    )
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        cases = select(load_cases(args.cases), args.ids)
+        _check_args(args)
+        render = _renderer()
+        backend = make_backend(args)
+    except (OSError, ValueError) as exc:
+        print(f"crane-bench live: {exc}", file=sys.stderr)
+        return 2
+    if not cases:
+        print(f"crane-bench live: no case matches --ids {args.ids!r}", file=sys.stderr)
+        return 2
+    with args.out.open("w", encoding="utf-8") as out:
+        rows = asyncio.run(_run_all(cases, args, render, backend, out))
+    errors = sum(1 for row in rows if row["error"])
+    print(f"{len(rows)} cases written to {args.out}, {errors} with errors", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def load_cases(path: Path) -> list[dict[str, Any]]:
+    """The suite's cases; a malformed line is an error naming the line, before any kernel starts."""
+    cases = []
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                case = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not JSON: {exc}") from None
+            missing = [k for k in _CASE_KEYS if not isinstance(case, dict) or k not in case]
+            if missing:
+                raise ValueError(f"{path}:{number}: missing {', '.join(missing)}")
+            if not isinstance(case["executed_cells"], list) or not all(
+                isinstance(c, str) for c in case["executed_cells"]
+            ):
+                raise ValueError(f"{path}:{number}: executed_cells must be a list of strings")
+            if not isinstance(case["target_cell"], str):
+                raise ValueError(f"{path}:{number}: target_cell must be a string")
+            cases.append(case)
+    return cases
+
+
+def select(cases: list[dict[str, Any]], pattern: str) -> list[dict[str, Any]]:
+    return [
+        c
+        for c in cases
+        if fnmatch.fnmatch(c["id"], pattern) or fnmatch.fnmatch(f"{c['id']}/{c['version']}", pattern)
+    ]
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    if not set(args.categories) <= set("SRV"):
+        raise ValueError(f"--categories must be a subset of SRV, got {args.categories!r}")
+    if args.jobs < 1:
+        raise ValueError("--jobs must be at least 1")
+    if args.max_columns is not None and args.max_columns < 1:
+        raise ValueError("--max-columns must be at least 1")
+    if args.votes is not None and args.votes < 1:
+        raise ValueError("--votes must be at least 1")
+    if not args.out.parent.is_dir():
+        raise ValueError(f"--out: directory {args.out.parent} does not exist")
+
+
+def _renderer() -> Callable[[dict[str, Any], str], str]:
+    try:
+        from ..runtime_text import render
+    except ImportError as exc:
+        raise ValueError(f"the runtime-text renderer is unavailable: {exc}") from None
+    renderer: Callable[[dict[str, Any], str], str] = render
+    return renderer
+
+
+def make_backend(args: argparse.Namespace) -> Any:
+    """The prediction backend named by --backend, or None for `none` (predictions stay null)."""
+    if args.backend == "none":
+        return None
+    try:
+        from ..llm.factory import make_backend as factory
+    except ImportError as exc:
+        raise ValueError(f"--backend {args.backend}: backends are unavailable ({exc})") from None
+    options = {
+        name: value
+        for name, value in (
+            ("model", args.model),
+            ("votes", args.votes),
+            ("api_base", args.api_base),
+            ("timeout", args.timeout),
+        )
+        if value is not None
+    }
+    return factory(args.backend, **options)
+
+
+async def _run_all(
+    cases: list[dict[str, Any]],
+    args: argparse.Namespace,
+    render: Callable[[dict[str, Any], str], str],
+    backend: Any,
+    out: IO[str],
+) -> list[dict[str, Any]]:
+    slots = asyncio.Semaphore(args.jobs)
+    rows: list[dict[str, Any]] = []
+    started = time.monotonic()
+
+    async def one(case: dict[str, Any]) -> None:
+        async with slots:
+            t0 = time.monotonic()
+            row = await run_case(case, args, render, backend)
+        rows.append(row)
+        # Written as each case finishes, so an interrupted run keeps what it measured.
+        out.write(json.dumps(row) + "\n")
+        out.flush()
+        status = f"error: {row['error']}" if row["error"] else f"{row['extraction_ms']} ms"
+        print(
+            f"[{len(rows)}/{len(cases)}] {case['id']}/{case['version']} {status} "
+            f"({time.monotonic() - t0:.1f} s, total {time.monotonic() - started:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    await asyncio.gather(*(one(case) for case in cases))
+    return rows
+
+
+async def run_case(
+    case: dict[str, Any],
+    args: argparse.Namespace,
+    render: Callable[[dict[str, Any], str], str],
+    backend: Any,
+) -> dict[str, Any]:
+    """One results line: run the executed cells in a fresh kernel, extract for the target, predict."""
+    row: dict[str, Any] = {
+        "id": case["id"],
+        "version": case["version"],
+        "runtime_text": "",
+        "extraction_ms": None,
+        "prediction": None,
+        "error": None,
+    }
+    options: dict[str, Any] = {}
+    if args.max_columns is not None:
+        options["max_columns"] = args.max_columns
+    try:
+        with tempfile.TemporaryDirectory(prefix="crane-live-", ignore_cleanup_errors=True) as cwd:
+            async with fresh_kernel(cwd=cwd) as (_, kc):
+                for number, cell in enumerate(case["executed_cells"]):
+                    try:
+                        await run_cell(kc, cell, timeout=args.cell_timeout)
+                    except (CellFailed, TimeoutError) as exc:
+                        row["error"] = f"executed cell {number}: {exc}"
+                        return row
+                t0 = time.perf_counter()
+                result = await extract(kc, case["target_cell"], options, timeout=args.extract_timeout)
+                row["extraction_ms"] = round((time.perf_counter() - t0) * 1000, 2)
+    except ExtractError as exc:
+        row["error"] = f"extract: {type(exc).__name__}: {exc}"
+        return row
+    except RuntimeError as exc:  # jupyter_client: the kernel did not start or answer
+        row["error"] = f"kernel: {exc}"
+        return row
+    row["runtime_text"] = render(result, args.categories)
+    if backend is not None:
+        try:
+            row["prediction"] = await _predict(backend, case, row["runtime_text"], result, args.setting)
+        except Exception as exc:  # one failing request must not end the other cases' run
+            row["error"] = f"predict: {type(exc).__name__}: {exc}"
+    return row
+
+
+async def _predict(
+    backend: Any, case: dict[str, Any], runtime_text: str, result: dict[str, Any], setting: str
+) -> dict[str, Any]:
+    from ..models import PredictionRequest
+
+    with_runtime = setting == "+RT"
+    request = PredictionRequest(
+        case_id=f"{case['id']}/{case['version']}",
+        executed_cells=case["executed_cells"],
+        target_cell=case["target_cell"],
+        runtime_text=runtime_text if with_runtime else None,
+        runtime=result if with_runtime else None,
+    )
+    verdict = await backend.predict(request)
+    return {"detection": verdict.detection, "reasoning": verdict.reasoning, "source": verdict.source}
