@@ -1,0 +1,107 @@
+"""Parse and validate one model answer: `{"reasoning": str, "detection": bool}`.
+
+Repairs only what has a single reading: a code fence around the object, prose before or after exactly
+one JSON object, and `"true"`/`"false"` written as strings. Anything else (no object, two objects, a
+missing field, `"maybe"`, a truncated answer) is a `MalformedAnswer`, never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from .errors import MalformedAnswer
+
+_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+_PREVIEW_CHARS = 120
+
+
+class Answer(BaseModel):
+    """One sample's answer, strictly typed."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    reasoning: str
+    detection: bool
+
+    @field_validator("detection", mode="before")
+    @classmethod
+    def _bool_only(cls, value: Any) -> Any:
+        # pydantic's lax mode would turn 1, "yes", "on" into True; only a real boolean or the exact
+        # words true/false count, so a model that answers a number is malformed, not a crash.
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        raise ValueError("detection must be true or false")
+
+    @field_validator("reasoning")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("reasoning is empty")
+        return value.strip()
+
+
+# The JSON schema sent to providers that support structured output.
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string"},
+        "detection": {"type": "boolean"},
+    },
+    "required": ["reasoning", "detection"],
+    "additionalProperties": False,
+}
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _PREVIEW_CHARS else flat[: _PREVIEW_CHARS - 1] + "…"
+
+
+def _json_objects(text: str) -> list[tuple[Any, int, int]]:
+    """Every top-level JSON object embedded in `text`, with its span."""
+    decoder = json.JSONDecoder()
+    found: list[tuple[Any, int, int]] = []
+    pos = 0
+    while True:
+        start = text.find("{", pos)
+        if start < 0:
+            return found
+        try:
+            obj, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            pos = start + 1
+            continue
+        if isinstance(obj, dict):
+            found.append((obj, start, end))
+        pos = end
+
+
+def parse_answer(text: str | None) -> Answer:
+    """Validate a raw completion; raise `MalformedAnswer` when it has no single reading."""
+    if text is None or not text.strip():
+        raise MalformedAnswer("the model returned an empty answer")
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    try:
+        obj: Any = json.loads(body)
+    except json.JSONDecodeError:
+        objects = _json_objects(body)
+        if len(objects) != 1:
+            reason = "no JSON object" if not objects else f"{len(objects)} JSON objects"
+            raise MalformedAnswer(f"the model's answer holds {reason}: {_preview(text)!r}") from None
+        obj = objects[0][0]
+    if not isinstance(obj, dict):
+        raise MalformedAnswer(f"the model's answer is not a JSON object: {_preview(text)!r}")
+    try:
+        return Answer.model_validate(obj)
+    except ValidationError as exc:
+        fields = ", ".join(f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors())
+        raise MalformedAnswer(f"the model's answer does not fit the schema ({fields})") from None
