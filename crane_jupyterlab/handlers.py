@@ -1,0 +1,93 @@
+"""REST handlers: `POST /crane/analyze` and `GET /crane/config`.
+
+Thin on purpose: validate the body, call the service, map its typed errors to statuses. Every method is
+`@tornado.web.authenticated` (tests/test_handlers_auth.py fails the build otherwise).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+import tornado.web
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.extension.handler import ExtensionHandlerMixin
+from pydantic import BaseModel, ValidationError
+
+from .service import AnalysisError, AnalyzeRequest, StatusReply, Superseded, key_status
+
+if TYPE_CHECKING:
+    from .app import CraneExtension
+
+
+class CraneHandler(ExtensionHandlerMixin, APIHandler):
+    """Shared plumbing of the crane handlers."""
+
+    @property
+    def crane(self) -> CraneExtension:
+        app: CraneExtension = self.extensionapp  # type: ignore[assignment]
+        return app
+
+    def reply(self, model: BaseModel, status: int = 200, exclude_none: bool = False) -> None:
+        self.set_status(status)
+        self.finish(model.model_dump_json(exclude_none=exclude_none))
+
+
+class AnalyzeHandler(CraneHandler):
+    """Analyze one cell against the live kernel of its notebook."""
+
+    @tornado.web.authenticated
+    async def post(self) -> None:
+        try:
+            body = json.loads(self.request.body or b"null")
+        except ValueError as exc:
+            self.reply(StatusReply(status="error", message=f"body is not JSON: {exc}"), 400, True)
+            return
+        try:
+            request = AnalyzeRequest.model_validate(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "body"
+            message = f"{where}: {first['msg']}"
+            self.reply(StatusReply(status="error", message=message, field=where), 400, True)
+            return
+        try:
+            result = await self.crane.service.analyze(request)
+        except Superseded:
+            self.reply(StatusReply(status="superseded"), 200, True)
+            return
+        except AnalysisError as exc:
+            reply = StatusReply(status="busy" if exc.status == 409 else "error", message=exc.message)
+            self.reply(reply, exc.status, True)
+            return
+        self.reply(result)
+
+
+class ConfigHandler(CraneHandler):
+    """The effective defaults, for the settings UI. Never includes a key."""
+
+    @tornado.web.authenticated
+    async def get(self) -> None:
+        cfg = self.crane.service.config
+        keys = await asyncio.to_thread(key_status, cfg) if cfg.model else None
+        payload: dict[str, Any] = {
+            "model": cfg.model or None,
+            "allowed_models": cfg.allowed(),
+            "categories": cfg.categories,
+            "votes": cfg.votes,
+            "temperature": cfg.temperature,
+            "auto_check": cfg.auto_check,
+            "docs": cfg.docs,
+            "key_configured": bool(keys and keys.configured),
+            "missing_env": keys.missing if keys else [],
+        }
+        self.finish(json.dumps(payload))
+
+
+def routes() -> list[tuple[str, type[CraneHandler]]]:
+    """URL patterns, relative to the server's base_url."""
+    return [
+        (r"/crane/analyze", AnalyzeHandler),
+        (r"/crane/config", ConfigHandler),
+    ]
