@@ -1,0 +1,47 @@
+"""Parsing a notebook cell the way IPython will compile it.
+
+Cells may hold IPython syntax (`%matplotlib inline`, `!pip ...`, `x?`): it is turned into plain Python
+with IPython's own transformer first, so a magic is never mistaken for a syntax error.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+@dataclass(frozen=True)
+class CellSyntaxError:
+    line: int | None
+    col: int | None
+    msg: str
+
+
+def _transform(source: str) -> str:
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:  # IPython-free environment: plain Python only
+        return source
+    try:
+        return str(TransformerManager().transform_cell(source))
+    except Exception:  # the transformer gives up on some broken input; compile the raw text instead
+        return source
+
+
+@lru_cache(maxsize=256)
+def parse_cell(source: str) -> tuple[ast.Module | None, CellSyntaxError | None]:
+    """The cell's module AST, or the syntax error IPython's compiler would raise.
+
+    `compile` runs after `ast.parse` because some errors (`return` outside a function, `break` outside
+    a loop) come from the compiler only. Top-level `await` is allowed, as in IPython.
+    """
+    code = _transform(source)
+    try:
+        tree = ast.parse(code)
+        compile(tree, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    except SyntaxError as exc:
+        return None, CellSyntaxError(exc.lineno, exc.offset, exc.msg)
+    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
+        return None, CellSyntaxError(None, None, str(exc))
+    return tree, None

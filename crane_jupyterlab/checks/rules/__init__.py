@@ -1,0 +1,13 @@
+"""The deterministic rules. Each module has `RULE` (its id) and `check(ctx) -> Iterator[Finding]`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from ...models import Finding
+from ..context import CellContext
+from . import attributes, columns, names, shapes, sklearn
+
+Rule = Callable[[CellContext], Iterator[Finding]]
+
+RULES: tuple[Rule, ...] = (names.check, columns.check, attributes.check, sklearn.check, shapes.check)

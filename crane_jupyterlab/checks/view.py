@@ -1,0 +1,230 @@
+"""The normalized runtime view every rule reads, whatever produced the runtime information.
+
+Two producers feed it: the live probe (`from_probe`, docs/architecture.md section 1) and JunoBench's
+recorded runtime information (`junobench_adapter.from_junobench`). A field is None when the producer did
+not say, and lists that could be truncated (columns, dict keys, feature names) are only filled when they
+are known to be complete, so a rule never mistakes "not shown" for "not there".
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+# Top-level packages whose objects run no notebook code when their methods are called.
+LIBRARY_ROOTS = frozenset(
+    {
+        "builtins", "numpy", "pandas", "torch", "tensorflow", "keras", "tf_keras", "sklearn", "scipy",
+        "matplotlib", "seaborn", "statsmodels", "PIL", "xgboost", "lightgbm", "catboost", "cv2",
+        "collections", "datetime", "pathlib", "re", "math", "random", "os", "json", "itertools",
+        "functools", "typing", "decimal", "fractions", "string", "time", "plotly", "transformers",
+        "torchvision", "nltk", "skimage", "imblearn", "keras_tuner", "tqdm", "joblib", "pickle",
+    }
+)
+BUILTIN_VALUE_TYPES = frozenset(
+    {"int", "float", "bool", "str", "bytes", "complex", "NoneType", "list", "tuple", "dict", "set",
+     "frozenset", "range"}
+)  # fmt: skip
+# Types that say "a callable" without saying whose.
+CALLABLE_TYPES = frozenset({"function", "type", "method", "abc.ABCMeta", "functools.partial"})
+
+
+def normalize_expr(expr: str) -> str:
+    """One spelling per expression: `df["Age"]` and `df['Age']` are the same key."""
+    try:
+        return ast.unparse(ast.parse(expr.strip(), mode="eval"))
+    except (SyntaxError, ValueError, RecursionError):
+        return expr.strip()
+
+
+def type_root(type_name: str) -> str:
+    return type_name.split(".", 1)[0] if "." in type_name else "builtins"
+
+
+def type_class(type_name: str) -> str:
+    return type_name.rsplit(".", 1)[-1]
+
+
+@dataclass
+class ObjInfo:
+    """What is known about one expression's value in the kernel."""
+
+    expr: str
+    type: str = ""  # module-qualified where known ("pandas.core.frame.DataFrame" is fine), "" = unknown
+    missing: bool = False  # the attribute / key / column does not exist
+    user_code: bool | None = None  # True: defined by the notebook; False: library or builtin
+    shape: list[int | None] | None = None
+    dtype: str | None = None
+    length: int | None = None
+    columns: list[Any] | None = None  # complete column labels of a DataFrame
+    keys: list[Any] | None = None  # complete keys of a dict
+    fitted: bool | None = None
+    n_features_in: int | None = None
+    feature_names_in: list[str] | None = None  # complete
+    input_shape: list[Any] | None = None  # keras model
+    output_shape: list[Any] | None = None
+    loss: str | None = None
+    num_classes: int | None = None  # image iterators
+    class_mode: str | None = None
+    min: float | None = None
+    max: float | None = None
+    layer: dict[str, Any] = field(default_factory=dict)  # torch layer sizes: in_features, in_channels, ...
+    facts: list[str] = field(default_factory=list)  # "key = value" strings, the evidence shown to users
+
+    # --- kinds ---------------------------------------------------------------------------------
+    def is_(self, root: str, *classes: str) -> bool:
+        return type_root(self.type) == root and type_class(self.type) in classes
+
+    @property
+    def is_frame(self) -> bool:
+        return self.is_("pandas", "DataFrame")
+
+    @property
+    def is_ndarray(self) -> bool:
+        return self.is_("numpy", "ndarray")
+
+    @property
+    def is_dict(self) -> bool:
+        return self.type == "dict"
+
+    @property
+    def is_sklearn(self) -> bool:
+        return type_root(self.type) == "sklearn"
+
+    def fact(self, key: str) -> str | None:
+        for text in self.facts:
+            if text.startswith(f"{self.expr}.{key} = ") or text.startswith(f"{key} "):
+                return text
+        return None
+
+
+@dataclass
+class ModuleInfo:
+    alias: str
+    module: str
+    version: str | None
+
+
+@dataclass
+class RuntimeView:
+    objects: dict[str, ObjInfo] = field(default_factory=dict)
+    modules: dict[str, ModuleInfo] = field(default_factory=dict)  # by alias in the notebook
+    undefined: set[str] = field(default_factory=set)  # names the kernel certainly does not define
+    python: str | None = None
+    syntax_error: dict[str, Any] | None = None
+    source: str = "probe"
+
+    def get(self, expr: str) -> ObjInfo | None:
+        return self.objects.get(expr)
+
+    def is_library(self, name: str) -> bool:
+        """True when `name` certainly holds a module, builtin value or library object."""
+        if name in self.modules:
+            return True
+        info = self.objects.get(name)
+        if info is None or info.missing:
+            return False
+        if info.user_code is not None:
+            return not info.user_code
+        if info.type in CALLABLE_TYPES or not info.type:
+            return False
+        if info.type in BUILTIN_VALUE_TYPES:
+            return True
+        return type_root(info.type) in LIBRARY_ROOTS
+
+
+def _fact_map(entry: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for fact in entry.get("facts") or []:
+        if isinstance(fact, dict) and isinstance(fact.get("key"), str):
+            out.setdefault(fact["key"], fact.get("value"))
+    return out
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _shape(value: Any) -> list[int | None] | None:
+    if isinstance(value, list) and all(v is None or _int(v) is not None for v in value):
+        return list(value)
+    return None
+
+
+def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
+    expr = normalize_expr(str(entry.get("expr", "")))
+    f = _fact_map(entry)
+    info = ObjInfo(expr=expr, type=str(entry.get("type") or ""), missing=bool(entry.get("missing")))
+    info.facts = [f"{expr}.{k} = {v}" for k, v in f.items() if k not in ("close", "note", "repr")]
+    module = f.get("module")
+    if isinstance(module, str):
+        info.user_code = module.split(".", 1)[0] == "__main__"
+    elif info.type.startswith("__main__."):
+        info.user_code = True
+    info.shape = _shape(f.get("shape"))
+    info.dtype = f["dtype"] if isinstance(f.get("dtype"), str) else None
+    info.length = _int(f.get("len"))
+    info.min, info.max = _num(f.get("min")), _num(f.get("max"))
+    columns = f.get("columns")
+    if (
+        isinstance(columns, list)
+        and "columns_more" not in f
+        and info.shape is not None
+        and len(info.shape) == 2
+        and info.shape[1] == len(columns)
+    ):
+        info.columns = columns
+    keys = f.get("keys")
+    if isinstance(keys, list) and info.length is not None and len(keys) == info.length:
+        info.keys = keys
+    fitted = f.get("fitted")
+    info.fitted = fitted if isinstance(fitted, bool) else None
+    info.n_features_in = _int(f.get("n_features_in_"))
+    names = f.get("feature_names_in_")
+    if isinstance(names, list) and info.n_features_in == len(names):
+        info.feature_names_in = [str(n) for n in names]
+    for key in ("input_shape", "output_shape"):
+        value = f.get(key)
+        if isinstance(value, list):
+            setattr(info, key, value)
+    info.loss = f["loss"] if isinstance(f.get("loss"), str) else None
+    info.num_classes = _int(f.get("num_classes"))
+    info.class_mode = f["class_mode"] if isinstance(f.get("class_mode"), str) else None
+    for key in ("in_features", "out_features", "in_channels", "out_channels", "last_out_features"):
+        if _int(f.get(key)) is not None:
+            info.layer[key] = f[key]
+    return info
+
+
+def from_probe(result: dict[str, Any]) -> RuntimeView:
+    """The view of a probe result (docs/architecture.md section 1). Malformed parts are skipped."""
+    view = RuntimeView(source="probe")
+    if not isinstance(result, dict):
+        return view
+    view.python = result.get("python") if isinstance(result.get("python"), str) else None
+    if isinstance(result.get("syntax_error"), dict):
+        view.syntax_error = result["syntax_error"]
+    undefined = result.get("undefined")
+    if isinstance(undefined, list):
+        view.undefined = {n for n in undefined if isinstance(n, str)}
+    for mod in result.get("modules") or []:
+        if isinstance(mod, dict) and isinstance(mod.get("name"), str) and mod["name"]:
+            version = mod.get("version")
+            view.modules[mod["name"]] = ModuleInfo(
+                mod["name"], str(mod.get("module") or mod["name"]), version if isinstance(version, str) else None
+            )
+    stack = [e for e in (result.get("objects") or []) if isinstance(e, dict)]
+    while stack:
+        entry = stack.pop(0)
+        info = _info_from_entry(entry)
+        if info.expr and info.expr not in view.objects:
+            view.objects[info.expr] = info
+        stack.extend(c for c in entry.get("children") or [] if isinstance(c, dict))
+    return view
