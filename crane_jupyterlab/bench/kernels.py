@@ -6,6 +6,7 @@ import asyncio
 import os
 import queue
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -43,17 +44,25 @@ async def fresh_kernel(
     *, cwd: str | None = None, env: Mapping[str, str] | None = None, startup_timeout: float = 120.0
 ) -> AsyncIterator[tuple[AsyncKernelManager, AsyncKernelClient]]:
     """A new kernel and a started client, shut down (and the client closed) on exit."""
-    km = AsyncKernelManager(kernel_spec_manager=_ThisInterpreter(), kernel_name="python3")
-    kernel_env = {**os.environ, **KERNEL_ENV, **(env or {})}
-    await km.start_kernel(cwd=cwd or os.getcwd(), env=kernel_env)
-    kc: AsyncKernelClient = km.client()
-    try:
-        kc.start_channels()
-        await kc.wait_for_ready(timeout=startup_timeout)
-        yield km, kc
-    finally:
-        kc.stop_channels()
-        await km.shutdown_kernel(now=True)
+    # IPC sockets (local only, and no "running over TCP without encryption" warning per kernel) under an
+    # absolute path, as the kernel's working directory is not ours.
+    with tempfile.TemporaryDirectory(prefix="crane-kernel-", ignore_cleanup_errors=True) as sockets:
+        km = AsyncKernelManager(
+            kernel_spec_manager=_ThisInterpreter(),
+            kernel_name="python3",
+            transport="ipc",
+            ip=os.path.join(sockets, "k"),
+        )
+        kernel_env = {**os.environ, **KERNEL_ENV, **(env or {})}
+        await km.start_kernel(cwd=cwd or os.getcwd(), env=kernel_env)
+        kc: AsyncKernelClient = km.client()
+        try:
+            kc.start_channels()
+            await kc.wait_for_ready(timeout=startup_timeout)
+            yield km, kc
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
 
 
 async def run_cell(

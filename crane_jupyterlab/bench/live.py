@@ -3,7 +3,9 @@
 Each case gets a fresh kernel of this interpreter, its `executed_cells` run in order as a notebook would
 run them, and then runtime information is extracted for the `target_cell`, which is never executed.
 One JSON line per case goes to `--out` (the format `score.py` reads):
-`{"id", "version", "runtime_text", "extraction_ms", "prediction", "error"}`.
+`{"id", "version", "runtime_text", "extraction_ms", "prediction", "error"}`. `extraction_ms` is the wall
+time of the extract round trip with the probe already installed, as in a notebook after its first
+prediction.
 """
 
 from __future__ import annotations
@@ -202,6 +204,8 @@ async def run_case(
     try:
         with tempfile.TemporaryDirectory(prefix="crane-live-", ignore_cleanup_errors=True) as cwd:
             async with fresh_kernel(cwd=cwd) as (_, kc):
+                # Install the probe first: a notebook pays that once per kernel, not per extraction.
+                await extract(kc, "", timeout=args.extract_timeout)
                 for number, cell in enumerate(case["executed_cells"]):
                     try:
                         await run_cell(kc, cell, timeout=args.cell_timeout)

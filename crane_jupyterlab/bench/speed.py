@@ -1,0 +1,182 @@
+"""`crane-bench speed`: extraction time against a bare silent round trip in the same kernel.
+
+For each scenario a fresh kernel builds realistic state, the probe is installed once, and then each
+repetition times a bare silent request (`pass`) and an extraction for the scenario's target cell back to
+back. Reported: p50/p95 of both and of their ratio. Goals: `typical` p95 ratio <= 5x, `big` p95 <= 250 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_client.asynchronous.client import AsyncKernelClient
+
+from ..kernel.client import extract
+from .kernels import fresh_kernel, run_cell, wait_reply
+
+
+@dataclass(frozen=True)
+class Scenario:
+    setup: str  # notebook cells that build the kernel state
+    target: str  # the cell whose runtime information is extracted
+    goal_ratio: float | None = None  # p95 extraction / bare round trip
+    goal_ms: float | None = None  # p95 extraction, absolute
+
+
+SCENARIOS = {
+    "typical": Scenario(
+        setup="""
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.ensemble import RandomForestClassifier
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(3000, 8))
+y = (X[:, 0] + rng.normal(size=3000) > 0).astype(int)
+images = rng.random((64, 28, 28), dtype=np.float32)
+customers = pd.DataFrame(X, columns=[f"f{i}" for i in range(8)])
+customers["segment"] = rng.choice(["consumer", "corporate", "home_office"], 3000)
+customers["label"] = y
+orders = pd.DataFrame({
+    "date": pd.date_range("2024-01-01", periods=4000, freq="h"),
+    "customer": rng.integers(0, 3000, 4000),
+    "amount": rng.gamma(2.0, 30.0, 4000).round(2),
+})
+clf = RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+net = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 2))
+""",
+        target="""
+merged = orders.merge(customers, left_on="customer", right_index=True)
+features = merged.drop(columns=["date", "segment", "label"])
+pred = clf.predict(features.values)
+logits = net(torch.tensor(X, dtype=torch.float32))
+flat = images.reshape(64, -1).mean(axis=1)
+summary = merged.groupby("segment")["amount"].sum()
+""",
+        goal_ratio=5.0,
+    ),
+    "big": Scenario(
+        setup="""
+import numpy as np
+import pandas as pd
+import torch
+
+rng = np.random.default_rng(0)
+wide = pd.DataFrame(rng.random((5_000_000, 40)), columns=[f"c{i}" for i in range(40)])
+wide["c0"] = rng.integers(0, 100, 5_000_000)
+big_tensor = torch.rand(268_435_456, dtype=torch.float32)  # 1 GiB
+""",
+        target="""
+means = wide.groupby("c0")[["c1", "c2"]].mean()
+scaled = (wide["c3"] - wide["c3"].mean()) / wide["c3"].std()
+half = big_tensor.view(2, -1)[0].sum()
+""",
+        goal_ms=250.0,
+    ),
+}
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "speed",
+        help="extraction time against a bare silent round trip",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--scenarios",
+        default="typical,big",
+        help=f"comma-separated, of {', '.join(SCENARIOS)} (default: all)",
+    )
+    p.add_argument("--reps", type=int, default=30, help="repetitions per scenario (default 30)")
+    p.add_argument("--json", action="store_true", help="print one JSON line instead of the table")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    names = [n.strip() for n in args.scenarios.split(",") if n.strip()]
+    unknown = [n for n in names if n not in SCENARIOS]
+    if unknown or not names:
+        print(
+            f"crane-bench speed: unknown scenario(s) {unknown}; choose from {list(SCENARIOS)}",
+            file=sys.stderr,
+        )
+        return 2
+    if args.reps < 1:
+        print("crane-bench speed: --reps must be at least 1", file=sys.stderr)
+        return 2
+    report = {}
+    for name in names:
+        print(f"scenario {name}: building kernel state ...", file=sys.stderr, flush=True)
+        report[name] = asyncio.run(measure(SCENARIOS[name], args.reps))
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(table(report))
+    return 0
+
+
+async def measure(scenario: Scenario, reps: int) -> dict[str, Any]:
+    async with fresh_kernel() as (_, kc):
+        await run_cell(kc, scenario.setup, timeout=600)
+        await extract(kc, scenario.target, timeout=60)  # installs the probe; warms its imports
+        bare, extraction = [], []
+        for _ in range(reps):
+            bare.append(await _bare_round_trip(kc))
+            t0 = time.perf_counter()
+            result = await extract(kc, scenario.target, timeout=60)
+            extraction.append((time.perf_counter() - t0) * 1000)
+    ratios = [e / b for e, b in zip(extraction, bare, strict=True)]
+    row: dict[str, Any] = {
+        "reps": reps,
+        "bare_ms": _percentiles(bare),
+        "extract_ms": _percentiles(extraction),
+        "ratio": _percentiles(ratios),
+        "probe_elapsed_ms": result.get("elapsed_ms"),
+        "budget_exhausted": result.get("budget_exhausted"),
+        "entries": len(result.get("objects", [])),
+    }
+    if scenario.goal_ratio is not None:
+        row["goal"] = f"p95 ratio <= {scenario.goal_ratio:g}x"
+        row["met"] = row["ratio"]["p95"] <= scenario.goal_ratio
+    if scenario.goal_ms is not None:
+        row["goal"] = f"p95 <= {scenario.goal_ms:g} ms"
+        row["met"] = row["extract_ms"]["p95"] <= scenario.goal_ms
+    return row
+
+
+async def _bare_round_trip(kc: AsyncKernelClient) -> float:
+    t0 = time.perf_counter()
+    msg_id = kc.execute("pass", silent=True, store_history=False, allow_stdin=False, stop_on_error=False)
+    await wait_reply(kc, msg_id, timeout=60)
+    return (time.perf_counter() - t0) * 1000
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {"p50": round(statistics.median(ordered), 2), "p95": round(p95, 2)}
+
+
+def table(report: dict[str, dict[str, Any]]) -> str:
+    lines = [
+        f"{'scenario':<9} {'reps':>4} {'bare p50':>9} {'bare p95':>9} {'extract p50':>12} "
+        f"{'extract p95':>12} {'ratio p50':>10} {'ratio p95':>10}  goal",
+    ]
+    for name, row in report.items():
+        lines.append(
+            f"{name:<9} {row['reps']:>4} {row['bare_ms']['p50']:>9.2f} {row['bare_ms']['p95']:>9.2f} "
+            f"{row['extract_ms']['p50']:>12.2f} {row['extract_ms']['p95']:>12.2f} "
+            f"{row['ratio']['p50']:>10.2f} {row['ratio']['p95']:>10.2f}  "
+            f"{row['goal']} {'met' if row['met'] else 'NOT met'}"
+        )
+    lines.append("times in ms; ratio = extraction / bare silent round trip in the same kernel")
+    return "\n".join(lines)
