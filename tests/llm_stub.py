@@ -16,7 +16,8 @@ What it can do:
 - `latency`: seconds every reply waits before it is sent (per-`Reply` `latency` wins).
 - `Reply(status=401/429/500, ...)`: an OpenAI-style error body with that status.
 - `Reply(body=...)`: a raw body sent as is (malformed JSON, truncated JSON, an empty `choices` list).
-- `requests`: every request received (`path`, `headers`, parsed `body`), in arrival order;
+- `requests`: every request received (`path`, `headers` with lower-case names, parsed `body`), in
+  arrival order;
   `max_concurrent` is the most requests it was holding at one time.
 - `closed_port_url()`: a URL whose port has nothing listening (for "unreachable").
 
@@ -192,7 +193,8 @@ class StubLLM:
                 except json.JSONDecodeError:
                     body = {"_unparsed": raw.decode("utf-8", "replace")}
                 with stub._lock:
-                    stub.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                    headers = {name.lower(): value for name, value in self.headers.items()}
+                    stub.requests.append({"path": self.path, "headers": headers, "body": body})
                     stub._active += 1
                     stub.max_concurrent = max(stub.max_concurrent, stub._active)
                 try:
