@@ -64,7 +64,8 @@ def check(
     if syntax is not None:
         return [syntax]
     tree, _ = parse_cell(source)
-    assert tree is not None
+    if tree is None:
+        return []  # our Python cannot parse it, the kernel's may: nothing certain to say
     ctx = CellContext(source, tree, view, walk_cell(tree, view.is_library))
     findings: list[Finding] = []
     for rule in RULES:

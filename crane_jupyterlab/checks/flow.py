@@ -61,7 +61,7 @@ PLAIN_CONTEXTS = frozenset(
     {
         "open", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "device", "GradientTape",
         "catch_warnings", "context", "option_context", "errstate", "axes_style", "plotting_context", "scope",
-        "name_scope", "autocast", "tqdm", "TemporaryDirectory", "record_function", "profile",
+        "name_scope", "tqdm", "TemporaryDirectory", "record_function", "profile",
         "redirect_stdout", "redirect_stderr", "printoptions", "rc_context", "parallel_backend",
         "config_context",
     }
@@ -207,15 +207,14 @@ class _Walker:
 
     def stmt(self, node: ast.stmt) -> None:  # noqa: C901 - one branch per statement kind
         if isinstance(node, ast.Assign):
+            made_by_library = self.library_expr(node.value)
             self.expr(node.value)
             for target in node.targets:
                 self.store(target)
+                if made_by_library and isinstance(target, (ast.Name, ast.Tuple, ast.List)):
+                    self.library_names.update(_target_names(target))
         elif isinstance(node, ast.AugAssign):
-            self.expr(
-                node.target
-                if not isinstance(node.target, ast.Name)
-                else ast.copy_location(ast.Name(node.target.id, ast.Load()), node.target)
-            )
+            self.expr(_as_load(node.target))  # `x += 1` reads x (and `df['a'] += 1` reads df['a'])
             self.expr(node.value)
             self.store(node.target)
         elif isinstance(node, ast.AnnAssign):
@@ -230,7 +229,13 @@ class _Walker:
             self.uncertain(lambda: (self.block(node.body), self.block(node.orelse)))
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             self.expr(node.iter)
-            self.uncertain(lambda: (self.store(node.target), self.block(node.body), self.block(node.orelse)))
+            if self.s.certain and _nonempty(node.iter):
+                # The first iteration certainly runs, up to the first statement that may break/continue.
+                self.store(node.target)
+                self.loop_body(node.body)
+                self.uncertain(lambda: self.block(node.orelse))
+            else:
+                self.uncertain(lambda: (self.store(node.target), self.block(node.body), self.block(node.orelse)))
         elif isinstance(node, ast.While):
             self.expr(node.test)
             self.uncertain(lambda: (self.block(node.body), self.block(node.orelse)))
@@ -317,6 +322,14 @@ class _Walker:
                     self.bind(sub.id)
             self.s.barrier = True
 
+    def loop_body(self, body: list[ast.stmt]) -> None:
+        saved = self.s.certain
+        for stmt in body:
+            self.stmt(stmt)
+            if _may_jump(stmt):
+                self.s.certain = False
+        self.s.certain = saved
+
     def case(self, case: ast.match_case) -> None:
         for sub in ast.walk(case.pattern):
             for attr in ("name", "rest"):
@@ -345,6 +358,7 @@ class _Walker:
         elif isinstance(target, ast.Subscript):
             self.expr(target.value)
             self.expr(target.slice)
+            self.record(target)  # the item assignment itself can fail (e.g. a str key on an array)
             self.touch_root(target)
         elif isinstance(target, ast.Attribute):
             self.expr(target.value)
@@ -436,7 +450,8 @@ class _Walker:
         if name is None:
             return True  # e.g. `(lambda: ...)()`, `fns[0]()`
         if name == "get_ipython":
-            return True  # magics (%run, %store -r) can define anything
+            # `get_ipython()` only returns the shell; %run, %store -r, %pylab can define anything.
+            return not (isinstance(func, ast.Name) or _harmless_magic(call))
         if not self.library_name(name):
             return True
         # A user callable handed to a library (df.apply(func), map(f, xs)) runs too.
@@ -457,10 +472,34 @@ class _Walker:
         return hasattr(builtins, name) or self.is_library(name)
 
     def library_expr(self, node: ast.expr) -> bool:
-        if isinstance(node, ast.Call):
-            return not self.opaque(node)
-        name = root_name(node)
-        return name is not None and self.library_name(name)
+        """Whether evaluating `node` runs no user code and yields a library object or plain value."""
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Lambda):
+                return False
+            if isinstance(sub, ast.Call) and self.opaque(sub):
+                return False
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and not self.library_name(sub.id):
+                return False
+        return True
+
+
+# Line magics that never define or change user variables.
+HARMLESS_MAGICS = frozenset(
+    {"matplotlib", "pip", "conda", "load_ext", "reload_ext", "autoreload", "aimport", "config", "env", "cd",
+     "pwd", "ls", "who", "whos", "precision", "xmode", "pdoc", "pinfo", "pinfo2", "psource", "history"}
+)  # fmt: skip
+
+
+def _harmless_magic(call: ast.Call) -> bool:
+    """`get_ipython().system(...)` (a `!cmd` line) or a line magic from HARMLESS_MAGICS."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)):
+        return False
+    if func.attr in ("system", "getoutput"):
+        return True
+    return func.attr == "run_line_magic" and bool(call.args) and (
+        isinstance(call.args[0], ast.Constant) and call.args[0].value in HARMLESS_MAGICS
+    )
 
 
 def _lambda_calls_out(lam: ast.Lambda) -> bool:
@@ -472,6 +511,37 @@ def _lambda_calls_out(lam: ast.Lambda) -> bool:
                 return True
         if isinstance(sub, ast.NamedExpr):
             return True
+    return False
+
+
+def _nonempty(node: ast.expr) -> bool:
+    """A loop iterable that certainly yields something: `range(5)`, `range(1, 10)`, `[a, b]`."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return bool(node.elts) and not any(isinstance(e, ast.Starred) for e in node.elts)
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"):
+        return False
+    if node.keywords or not 1 <= len(node.args) <= 2:
+        return False
+    bounds = [a.value if isinstance(a, ast.Constant) and type(a.value) is int else None for a in node.args]
+    if None in bounds:
+        return False
+    start, stop = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+    return isinstance(start, int) and isinstance(stop, int) and stop > start
+
+
+def _may_jump(stmt: ast.stmt) -> bool:
+    """Whether `stmt` may leave the current loop iteration early (break/continue not in a nested loop)."""
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(cur, (ast.For, ast.AsyncFor, ast.While)):
+            stack.extend(cur.orelse)  # a break in the nested loop's body only leaves that loop
+            continue
+        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(cur))
     return False
 
 

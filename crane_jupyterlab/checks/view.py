@@ -69,6 +69,7 @@ class ObjInfo:
     class_mode: str | None = None
     min: float | None = None
     max: float | None = None
+    children: list[str] = field(default_factory=list)  # exprs of the parts (layers of a model, ...)
     layer: dict[str, Any] = field(default_factory=dict)  # torch layer sizes: in_features, in_channels, ...
     facts: list[str] = field(default_factory=list)  # "key = value" strings, the evidence shown to users
 
@@ -91,12 +92,6 @@ class ObjInfo:
     @property
     def is_sklearn(self) -> bool:
         return type_root(self.type) == "sklearn"
-
-    def fact(self, key: str) -> str | None:
-        for text in self.facts:
-            if text.startswith(f"{self.expr}.{key} = ") or text.startswith(f"{key} "):
-                return text
-        return None
 
 
 @dataclass
@@ -162,7 +157,7 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     expr = normalize_expr(str(entry.get("expr", "")))
     f = _fact_map(entry)
     info = ObjInfo(expr=expr, type=str(entry.get("type") or ""), missing=bool(entry.get("missing")))
-    info.facts = [f"{expr}.{k} = {v}" for k, v in f.items() if k not in ("close", "note", "repr")]
+    info.facts = [f"{expr}.{k} = {v}" for k, v in f.items() if k != "repr"]
     module = f.get("module")
     if isinstance(module, str):
         info.user_code = module.split(".", 1)[0] == "__main__"
@@ -197,6 +192,10 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     info.loss = f["loss"] if isinstance(f.get("loss"), str) else None
     info.num_classes = _int(f.get("num_classes"))
     info.class_mode = f["class_mode"] if isinstance(f.get("class_mode"), str) else None
+    info.children = [normalize_expr(str(c.get("expr", ""))) for c in entry.get("children") or [] if isinstance(c, dict)]
+    weight_dtype = f.get("weight_dtype")
+    if isinstance(weight_dtype, str):
+        info.layer["weight_dtype"] = weight_dtype
     for key in ("in_features", "out_features", "in_channels", "out_channels", "last_out_features"):
         if _int(f.get(key)) is not None:
             info.layer[key] = f[key]

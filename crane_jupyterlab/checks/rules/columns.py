@@ -1,12 +1,167 @@
+"""KeyError / IndexError: a constant key the object at hand does not have.
+
+- `df['a']`, `df[['a', 'b']]`, `df['a'] += 1`: a column missing from a DataFrame (KeyError);
+- `df.drop(columns=[...])`, `df.drop([...], axis=1)`: dropping a column that is not there (KeyError,
+  unless `errors='ignore'`);
+- `d['k']`: a key missing from a dict whose keys are all known (KeyError);
+- `arr['name']` on a NumPy array without named fields (IndexError).
+
+Evidence: the probe's entry for `df['a']` marked missing (it asks the live frame), or the frame's complete
+column list; the frame must still be the kernel's object at that point of the cell (not reassigned,
+not given a column, not passed to user code before).
+"""
+
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Iterator
 
 from ...models import Finding
-from ..context import CellContext
+from ..context import CellContext, const_str, const_strs, has_star_args, kwarg, line_of
+from ..flow import Site
+from ..view import ObjInfo
 
-RULE = "todo"
+RULE = "missing-key"
+
+# dtype spellings of arrays without named fields (structured arrays accept field names as keys).
+_PLAIN_DTYPE = re.compile(
+    r"^(bool|u?int\d*|float\d*|complex\d*|object|str\d*|bytes\d*|datetime64(\[\w+\])?|timedelta64(\[\w+\])?"
+    r"|[<>|=]?[biufcmMOSU]\d*(\[\w+\])?)$"
+)
+
+
+def _plain_labels(columns: list[object]) -> bool:
+    """True when every label is a plain string (no MultiIndex tuples shown as text, no truncation)."""
+    return all(isinstance(c, str) and not (c.startswith("(") and c.endswith(")")) and len(c) < 78 for c in columns)
+
+
+def missing_columns(ctx: CellContext, frame: ObjInfo, keys: list[str]) -> list[str] | None:
+    """The keys `frame` certainly lacks ([] = all there), or None when that cannot be told."""
+    absent: list[str] = []
+    for key in keys:
+        child = ctx.view.get(f"{frame.expr}[{key!r}]")
+        if child is not None:
+            if child.missing:
+                absent.append(key)
+            continue
+        if frame.columns is None or not _plain_labels(frame.columns):
+            return None
+        if key not in frame.columns:
+            absent.append(key)
+    return absent
+
+
+def _columns_evidence(frame: ObjInfo, absent: list[str]) -> list[str]:
+    evidence = [f"{frame.expr}[{key!r}] does not exist" for key in absent]
+    if frame.columns is not None:
+        shown = ", ".join(repr(c) for c in frame.columns[:12])
+        more = f", ... ({len(frame.columns)} in all)" if len(frame.columns) > 12 else ""
+        evidence.append(f"{frame.expr}.columns = [{shown}{more}]")
+    return evidence
+
+
+def _subscript(ctx: CellContext, site: Site, node: ast.Subscript) -> Finding | None:
+    if not isinstance(node.ctx, ast.Load) and not isinstance(node.ctx, ast.Store):
+        return None
+    base = ctx.value_of(node.value, site)
+    if base is None:
+        return None
+    key = const_str(node.slice)
+    if base.is_ndarray and key is not None and base.dtype and _PLAIN_DTYPE.match(base.dtype):
+        if site.caught(("IndexError",)):
+            return None
+        return Finding(
+            rule=RULE,
+            message=(
+                f"IndexError: {base.expr} is a NumPy array of dtype {base.dtype}; it cannot be indexed with "
+                f"the string {key!r} (line {line_of(node)})."
+            ),
+            evidence=[f"type({base.expr}) = numpy.ndarray", f"{base.expr}.dtype = {base.dtype}"],
+            line=line_of(node),
+        )
+    if not isinstance(node.ctx, ast.Load) or site.caught(("KeyError",)):
+        return None
+    if base.is_frame:
+        keys = const_strs(node.slice)
+        if keys is None:
+            return None
+        absent = missing_columns(ctx, base, keys)
+        if not absent:
+            return None
+        return Finding(
+            rule=RULE,
+            message=(
+                f"KeyError: {base.expr} has no column {', '.join(map(repr, absent))} (line {line_of(node)})."
+            ),
+            evidence=_columns_evidence(base, absent),
+            line=line_of(node),
+        )
+    if base.is_dict and key is not None:
+        child = ctx.view.get(f"{base.expr}[{key!r}]")
+        missing = child.missing if child is not None else (base.keys is not None and key not in base.keys)
+        if not missing or (child is None and not all(isinstance(k, str) for k in base.keys or [])):
+            return None
+        evidence = [f"{base.expr}[{key!r}] does not exist"]
+        if base.keys is not None:
+            evidence.append(f"{base.expr}.keys() = {base.keys}")
+        return Finding(
+            rule=RULE,
+            message=f"KeyError: {base.expr} has no key {key!r} (line {line_of(node)}).",
+            evidence=evidence,
+            line=line_of(node),
+        )
+    return None
+
+
+def _drop(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """`df.drop(columns=...)` / `df.drop(labels, axis=1)` with columns that are not there."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "drop") or has_star_args(call):
+        return None
+    errors = kwarg(call, "errors")
+    if errors is not None and const_str(errors) != "raise":
+        return None
+    if kwarg(call, "level") is not None or site.caught(("KeyError",)):
+        return None
+    axis = kwarg(call, "axis")
+    if kwarg(call, "columns") is not None:
+        if kwarg(call, "labels") is not None or call.args:
+            return None  # pandas rejects the mix before looking at the columns; not our message
+        keys = const_strs(kwarg(call, "columns"))
+    elif axis is not None and isinstance(axis, ast.Constant) and axis.value in (1, "columns"):
+        labels = call.args[0] if call.args else kwarg(call, "labels")
+        keys = const_strs(labels)
+    else:
+        return None
+    if keys is None:
+        return None
+    frame = ctx.value_of(func.value, site)
+    if frame is None or not frame.is_frame:
+        return None
+    absent = missing_columns(ctx, frame, keys)
+    if not absent:
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"KeyError: {frame.expr}.drop() names column(s) {', '.join(map(repr, absent))} that "
+            f"{frame.expr} does not have (line {line_of(call)})."
+        ),
+        evidence=_columns_evidence(frame, absent),
+        line=line_of(call),
+    )
 
 
 def check(ctx: CellContext) -> Iterator[Finding]:
-    return iter(())
+    for site in ctx.sites:
+        if not site.certain:
+            continue
+        node = site.node
+        finding = None
+        if isinstance(node, ast.Subscript):
+            finding = _subscript(ctx, site, node)
+        elif isinstance(node, ast.Call):
+            finding = _drop(ctx, site, node)
+        if finding is not None:
+            yield finding

@@ -1,12 +1,250 @@
+"""Shapes and sizes that a model cannot accept.
+
+- Keras `model.fit/predict/evaluate(X, ...)`: X's last axis differs from the model's input size when the
+  first layer is a Dense or recurrent layer (its kernel is sized by that axis) — ValueError.
+- Keras `model.fit(generator)`: a categorical image iterator yields one-hot targets of width
+  `num_classes`, the model's output has another width and the loss is a (non-sparse) cross-entropy —
+  ValueError.
+- torch `model(X)` for an `nn.Sequential` whose first layer is `Linear`/`Conv*d`: X's feature/channel
+  size differs from `in_features`/`in_channels`, or X's dtype differs from the layer's weights —
+  RuntimeError.
+- torch cross-entropy `criterion(model(X), y)` / `F.cross_entropy(...)`: an integer target >= the
+  number of outputs of the `nn.Sequential` model — IndexError.
+
+Only library models are judged (a user `forward` can do anything), and every object must still be the
+kernel's at the call.
+"""
+
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
 from ...models import Finding
-from ..context import CellContext
+from ..context import CellContext, has_star_args, kwarg, line_of
+from ..flow import Site
+from ..view import ObjInfo, type_class, type_root
 
-RULE = "todo"
+RULE = "shape-mismatch"
+
+KERAS_SIZED_FIRST = frozenset({"Dense", "LSTM", "GRU", "SimpleRNN", "EinsumDense"})
+KERAS_DATA_METHODS = frozenset({"fit", "predict", "evaluate", "predict_on_batch", "train_on_batch"})
+ONE_HOT_LOSSES = frozenset({"categorical_crossentropy", "CategoricalCrossentropy", "binary_crossentropy",
+                            "BinaryCrossentropy", "categorical_focal_crossentropy"})  # fmt: skip
+# Layers that keep the size of the last axis (what may follow the last Linear of a classifier).
+TORCH_SAME_WIDTH = frozenset({"ReLU", "Softmax", "LogSoftmax", "Dropout", "Sigmoid", "Tanh", "Identity",
+                              "LeakyReLU", "GELU", "ELU", "SELU", "SiLU", "Mish", "Softplus", "PReLU"})  # fmt: skip
+TORCH_CE_LOSSES = frozenset({"CrossEntropyLoss", "NLLLoss"})
+TORCH_CE_FUNCTIONS = frozenset({"cross_entropy", "nll_loss"})
+
+
+def _is_keras_model(info: ObjInfo) -> bool:
+    return type_root(info.type) in ("keras", "tf_keras", "tensorflow") and type_class(info.type) in (
+        "Sequential", "Functional", "Model"
+    )
+
+
+def _is_torch_sequential(info: ObjInfo) -> bool:
+    return type_root(info.type) == "torch" and type_class(info.type) == "Sequential"
+
+
+def _layers(ctx: CellContext, model: ObjInfo) -> list[ObjInfo]:
+    return [info for expr in model.children if (info := ctx.view.get(expr)) is not None]
+
+
+def _shape_text(shape: list[int | None] | list[object]) -> str:
+    return "(" + ", ".join("None" if v is None else str(v) for v in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+# ----- Keras --------------------------------------------------------------------------------------------
+
+
+def _keras_input(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo) -> Finding | None:
+    shape = model.input_shape
+    if shape is None or not shape or not all(v is None or isinstance(v, int) for v in shape):
+        return None  # unknown, or several inputs
+    if type_class(model.type) != "Sequential":
+        return None  # in a functional model the first listed layer need not read the input
+    layers = [layer for layer in _layers(ctx, model) if type_class(layer.type) != "InputLayer"]
+    if not layers or type_class(layers[0].type) not in KERAS_SIZED_FIRST:
+        return None
+    x_node = call.args[0] if call.args else kwarg(call, "x")
+    x = ctx.value_of(x_node, site) if x_node is not None else None
+    if x is None or x.shape is None or not (x.is_ndarray or type_root(x.type) in ("tensorflow", "torch")):
+        return None
+    want, got = shape[-1], x.shape[-1]
+    if len(x.shape) != len(shape) or not isinstance(want, int) or not isinstance(got, int) or want == got:
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"ValueError: {model.expr} expects inputs of shape {_shape_text(shape)} but {x.expr} has shape "
+            f"{_shape_text(x.shape)}: its first layer ({type_class(layers[0].type)}) needs {want} values on "
+            f"the last axis, not {got} (line {line_of(call)})."
+        ),
+        evidence=[f"{model.expr}.input_shape = {_shape_text(shape)}", f"{x.expr}.shape = {_shape_text(x.shape)}",
+                  f"first layer: {type_class(layers[0].type)}"],
+        line=line_of(call),
+    )
+
+
+def _keras_generator(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo) -> Finding | None:
+    gen_node = call.args[0] if call.args else kwarg(call, "x")
+    gen = ctx.value_of(gen_node, site) if gen_node is not None else None
+    if gen is None or gen.num_classes is None or gen.class_mode != "categorical":
+        return None
+    out = model.output_shape
+    if out is None or len(out) != 2 or not isinstance(out[-1], int) or model.loss not in ONE_HOT_LOSSES:
+        return None
+    if out[-1] == gen.num_classes:
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"ValueError: {gen.expr} yields one-hot targets of width {gen.num_classes} but {model.expr} "
+            f"outputs {out[-1]} values per sample ({model.loss} needs equal shapes; line {line_of(call)})."
+        ),
+        evidence=[f"{gen.expr}.num_classes = {gen.num_classes}", f"{gen.expr}.class_mode = categorical",
+                  f"{model.expr}.output_shape = {_shape_text(out)}", f"{model.expr}.loss = {model.loss}"],
+        line=line_of(call),
+    )
+
+
+# ----- torch --------------------------------------------------------------------------------------------
+
+
+def _flat_torch_layers(ctx: CellContext, model: ObjInfo) -> list[ObjInfo] | None:
+    """The layers of a flat Sequential, all of them, in order; None when nested or not all shown."""
+    expected = [f"{model.expr}[{i}]" for i in range(len(model.children))]
+    layers = _layers(ctx, model)
+    if not model.children or model.children != expected or len(layers) != len(expected):
+        return None
+    return layers
+
+
+def _torch_classes(ctx: CellContext, model: ObjInfo) -> int | None:
+    """Number of outputs of a Sequential classifier: the last Linear's out_features."""
+    layers = _flat_torch_layers(ctx, model)
+    if layers is None:
+        return None
+    for layer in reversed(layers):
+        cls = type_class(layer.type)
+        if cls == "Linear":
+            out = layer.layer.get("out_features")
+            return out if isinstance(out, int) else None
+        if cls not in TORCH_SAME_WIDTH:
+            return None
+    return None
+
+
+def _torch_first_layer(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo) -> Finding | None:
+    """`model(X)` with X that the first Linear/Conv layer cannot take."""
+    first_expr = f"{model.expr}[0]"
+    if first_expr not in model.children or len(call.args) != 1 or call.keywords:
+        return None  # the first leaf must be the Sequential's own first element, not nested deeper
+    x = ctx.value_of(call.args[0], site)
+    if x is None or not x.is_("torch", "Tensor") or x.shape is None:
+        return None
+    first = ctx.view.get(first_expr)
+    if first is None:
+        return None
+    cls = type_class(first.type)
+    evidence = [f"{x.expr}.shape = {_shape_text(x.shape)}", f"{x.expr}.dtype = {x.dtype}"]
+    if cls == "Linear" and isinstance(first.layer.get("in_features"), int) and x.shape and x.shape[-1] is not None:
+        want = first.layer["in_features"]
+        if x.shape[-1] != want:
+            return Finding(
+                rule=RULE,
+                message=(
+                    f"RuntimeError: {first.expr} is Linear(in_features={want}) but {x.expr} has "
+                    f"{x.shape[-1]} features on its last axis (line {line_of(call)})."
+                ),
+                evidence=[*evidence, f"{first.expr}.in_features = {want}"],
+                line=line_of(call),
+            )
+    conv_dims = {"Conv1d": 1, "Conv2d": 2, "Conv3d": 3}.get(cls)
+    if conv_dims is not None and isinstance(first.layer.get("in_channels"), int):
+        want = first.layer["in_channels"]
+        rank = len(x.shape)
+        if rank in (conv_dims + 1, conv_dims + 2) and x.shape[-conv_dims - 1] not in (want, None):
+            got = x.shape[-conv_dims - 1]
+            return Finding(
+                rule=RULE,
+                message=(
+                    f"RuntimeError: {first.expr} is {cls}(in_channels={want}) but {x.expr} of shape "
+                    f"{_shape_text(x.shape)} has {got} channels (line {line_of(call)})."
+                ),
+                evidence=[*evidence, f"{first.expr}.in_channels = {want}"],
+                line=line_of(call),
+            )
+    weight = first.layer.get("weight_dtype")
+    if cls in ("Linear", "Conv1d", "Conv2d", "Conv3d") and isinstance(weight, str) and x.dtype and x.dtype != weight:
+        return Finding(
+            rule=RULE,
+            message=(
+                f"RuntimeError: {x.expr} is {x.dtype} but the weights of {first.expr} are {weight}; {cls} "
+                f"needs both of the same dtype (line {line_of(call)})."
+            ),
+            evidence=[*evidence, f"{first.expr}.weight.dtype = {weight}"],
+            line=line_of(call),
+        )
+    return None
+
+
+def _is_ce(ctx: CellContext, site: Site, func: ast.expr) -> bool:
+    if isinstance(func, ast.Attribute) and func.attr in TORCH_CE_FUNCTIONS:
+        root = ast.unparse(func.value).split(".", 1)[0]
+        module = ctx.view.modules.get(root)
+        return module is not None and module.module.split(".", 1)[0] == "torch" and site.pristine(root)
+    criterion = ctx.value_of(func, site)
+    return criterion is not None and type_root(criterion.type) == "torch" and type_class(criterion.type) in TORCH_CE_LOSSES
+
+
+def _torch_targets(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    if has_star_args(call) or len(call.args) != 2 or kwarg(call, "ignore_index") is not None:
+        return None
+    if not _is_ce(ctx, site, call.func):
+        return None
+    out, target = call.args
+    if not (isinstance(out, ast.Call) and len(out.args) == 1 and not out.keywords):
+        return None
+    model = ctx.value_of(out.func, site)
+    y = ctx.value_of(target, site)
+    if model is None or y is None or not _is_torch_sequential(model) or not y.is_("torch", "Tensor"):
+        return None
+    n_out = _torch_classes(ctx, model)
+    if n_out is None or y.max is None or y.dtype not in ("int64", "long") or y.shape is None or len(y.shape) != 1:
+        return None
+    if y.max < n_out:
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"IndexError: Target {int(y.max)} is out of bounds: {model.expr} has {n_out} outputs, so "
+            f"cross-entropy accepts class indices 0..{n_out - 1} (line {line_of(call)})."
+        ),
+        evidence=[f"{y.expr}.max() = {int(y.max)}", f"{model.expr} outputs {n_out} classes (last Linear)"],
+        line=line_of(call),
+    )
 
 
 def check(ctx: CellContext) -> Iterator[Finding]:
-    return iter(())
+    for site in ctx.certain(ast.Call):
+        call = site.node
+        assert isinstance(call, ast.Call)
+        finding: Finding | None = None
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in KERAS_DATA_METHODS and not has_star_args(call):
+            model = ctx.value_of(func.value, site)
+            if model is not None and _is_keras_model(model) and not site.caught(("ValueError",)):
+                finding = _keras_input(ctx, site, call, model)
+                if finding is None and func.attr == "fit":
+                    finding = _keras_generator(ctx, site, call, model)
+        if finding is None and not site.caught(("RuntimeError",)):
+            model = ctx.value_of(func, site) if isinstance(func, (ast.Name, ast.Attribute)) else None
+            if model is not None and _is_torch_sequential(model):
+                finding = _torch_first_layer(ctx, site, call, model)
+        if finding is None and not site.caught(("IndexError",)):
+            finding = _torch_targets(ctx, site, call)
+        if finding is not None:
+            yield finding

@@ -1,12 +1,122 @@
+"""scikit-learn: inference on an estimator that cannot accept it.
+
+- `est.predict(X)` (or transform, predict_proba, score, ...) on an estimator that was never fitted
+  (NotFittedError);
+- X with a different number of features than `est.n_features_in_` (ValueError), or a DataFrame whose
+  column names differ from `est.feature_names_in_` (ValueError).
+
+Evidence: the estimator's fitted state and `n_features_in_`/`feature_names_in_` as the kernel holds
+them, and X's shape/columns; both names must still hold the kernel's objects at the call. Silent for
+estimators outside `sklearn.*`, for meta-estimators whose fitted state lives in their steps, for
+transformers that need no fit, and for estimators that do not check the feature count.
+"""
+
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
 from ...models import Finding
-from ..context import CellContext
+from ..context import CellContext, has_star_args, kwarg, line_of
+from ..flow import Site
+from ..view import ObjInfo, type_class
 
-RULE = "todo"
+RULE = "sklearn-input"
+
+NEEDS_FIT = frozenset(
+    {"predict", "predict_proba", "predict_log_proba", "decision_function", "transform", "score",
+     "score_samples", "kneighbors"}
+)  # fmt: skip
+# Fitted state kept elsewhere (steps), or no fit needed at all: the `fitted` fact does not apply.
+NO_OWN_FIT_STATE = ("Pipeline", "FeatureUnion", "FunctionTransformer", "Normalizer", "Binarizer", "Hashing")
+# Estimators that accept X with another number of columns than at fit time.
+NO_FEATURE_CHECK = ("Dummy", "Vectorizer", "FunctionTransformer", "ColumnTransformer", "Pipeline", "Union",
+                    "Hasher", "Isotonic")  # fmt: skip
+# NotFittedError derives from both.
+NOT_FITTED_BASES = ("ValueError", "AttributeError")
+
+
+def _x_arg(call: ast.Call) -> ast.expr | None:
+    if has_star_args(call):
+        return None
+    return call.args[0] if call.args else kwarg(call, "X")
+
+
+def _unfitted(est: ObjInfo, method: str, call: ast.Call, site: Site) -> Finding | None:
+    cls = type_class(est.type)
+    if est.fitted is not False or any(part in cls for part in NO_OWN_FIT_STATE):
+        return None
+    if site.caught(NOT_FITTED_BASES):
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"NotFittedError: this {cls} instance ({est.expr}) is not fitted yet; call fit before "
+            f"{method}() (line {line_of(call)})."
+        ),
+        evidence=[f"{est.expr} is a {cls} that has not been fitted"],
+        line=line_of(call),
+    )
+
+
+def _feature_mismatch(est: ObjInfo, x: ObjInfo, call: ast.Call, site: Site) -> Finding | None:
+    cls = type_class(est.type)
+    if any(part in cls for part in NO_FEATURE_CHECK) or site.caught(("ValueError",)):
+        return None
+    if not (x.is_frame or x.is_ndarray or x.type.startswith("scipy.sparse")):
+        return None
+    n = est.n_features_in
+    if n is not None and x.shape is not None and len(x.shape) == 2 and isinstance(x.shape[1], int):
+        if x.shape[1] != n:
+            return Finding(
+                rule=RULE,
+                message=(
+                    f"ValueError: X has {x.shape[1]} features, but {cls} is expecting {n} features as input "
+                    f"({x.expr} passed to {est.expr}, line {line_of(call)})."
+                ),
+                evidence=[f"{est.expr}.n_features_in_ = {n}", f"{x.expr}.shape = {tuple(x.shape)}"],
+                line=line_of(call),
+            )
+    names = est.feature_names_in
+    if (
+        names is not None
+        and x.is_frame
+        and x.columns is not None
+        and all(isinstance(c, str) for c in x.columns)
+        and list(x.columns) != names
+    ):
+        unseen = [c for c in x.columns if c not in names][:5]
+        gone = [c for c in names if c not in x.columns][:5]
+        detail = f"unseen at fit time: {unseen}; seen at fit time, now missing: {gone}" if unseen or gone else (
+            "same names in another order"
+        )
+        return Finding(
+            rule=RULE,
+            message=(
+                f"ValueError: the feature names of {x.expr} do not match those {est.expr} was fitted with "
+                f"({detail}; line {line_of(call)})."
+            ),
+            evidence=[f"{est.expr}.feature_names_in_ = {names[:8]}{' ...' if len(names) > 8 else ''}",
+                      f"{x.expr}.columns = {x.columns[:8]}{' ...' if len(x.columns) > 8 else ''}"],
+            line=line_of(call),
+        )
+    return None
 
 
 def check(ctx: CellContext) -> Iterator[Finding]:
-    return iter(())
+    for site in ctx.certain(ast.Call):
+        call = site.node
+        assert isinstance(call, ast.Call)
+        if not isinstance(call.func, ast.Attribute) or call.func.attr not in NEEDS_FIT:
+            continue
+        est = ctx.value_of(call.func.value, site)
+        if est is None or not est.is_sklearn:
+            continue
+        finding = _unfitted(est, call.func.attr, call, site)
+        if finding is None and call.func.attr != "kneighbors":
+            x_node = _x_arg(call)
+            x = ctx.value_of(x_node, site) if x_node is not None else None
+            if x is not None:
+                finding = _feature_mismatch(est, x, call, site)
+        if finding is not None:
+            yield finding
