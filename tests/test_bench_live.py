@@ -121,9 +121,11 @@ def test_bad_input_is_refused_before_any_work(
     assert not out.exists()
 
 
-def test_setting_minus_rt_parses() -> None:
-    args = cli.build_parser().parse_args(["live", "--cases", "c", "--out", "o", "--setting=-RT"])
-    assert args.setting == "-RT" and args.backend == "none"
+@pytest.mark.parametrize("spelling", [["--setting=-RT"], ["--setting", "-RT"]])
+def test_setting_minus_rt_parses(spelling: list[str]) -> None:
+    args = cli.build_parser().parse_args(["live", "--cases", "c", "--out", "o", *spelling])
+    assert "-RT" in (args.setting, "-RT" if args.minus_rt else None)
+    assert args.backend == "none"
 
 
 @pytest.mark.skipif(

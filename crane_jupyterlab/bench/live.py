@@ -49,16 +49,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     backend.add_argument("--votes", type=int, help="majority vote over this many samples")
     backend.add_argument("--api-base", help="OpenAI-compatible endpoint")
     backend.add_argument("--timeout", type=float, help="seconds per model request")
+    backend.add_argument("--replay", help="paper_outputs.jsonl for the replay backend")
     backend.add_argument(
         "--setting",
-        default="+RT",
+        nargs="?",
         choices=_SETTINGS,
-        help="+RT sends the runtime text to the backend, -RT withholds it (write --setting=-RT)",
+        help="+RT (default) sends the runtime text to the backend, -RT withholds it",
     )
+    # argparse reads a bare "-RT" as an option, so it is one: `--setting -RT` lands here.
+    backend.add_argument("-RT", dest="minus_rt", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
+    args.setting = "-RT" if args.minus_rt else (args.setting or "+RT")
     try:
         cases = select(load_cases(args.cases), args.ids)
         _check_args(args)
@@ -139,17 +143,19 @@ def make_backend(args: argparse.Namespace) -> Any:
         from ..llm.factory import make_backend as factory
     except ImportError as exc:
         raise ValueError(f"--backend {args.backend}: backends are unavailable ({exc})") from None
-    options = {
-        name: value
-        for name, value in (
-            ("model", args.model),
-            ("votes", args.votes),
-            ("api_base", args.api_base),
-            ("timeout", args.timeout),
-        )
-        if value is not None
-    }
-    return factory(args.backend, **options)
+    if args.backend == "checks":
+        return factory("checks")
+    if args.backend == "replay":
+        return factory("replay", path=args.replay, setting=args.setting)
+    return factory(
+        args.backend,
+        model=args.model,
+        votes=args.votes,
+        api_base=args.api_base,
+        timeout=args.timeout,
+        runtime=args.setting == "+RT",
+        categories=args.categories,
+    )
 
 
 async def _run_all(

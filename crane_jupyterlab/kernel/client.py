@@ -164,6 +164,8 @@ async def _evaluate(kc: AsyncKernelClient, expression: str, deadline: float, tim
         stop_on_error=False,
     )
     content = await _reply(kc, msg_id, deadline, timeout)
+    if content.get("status") == "aborted":
+        raise ProbeError("the kernel aborted the request: a cell queued before it failed")
     if content.get("status") != "ok":
         raise ProbeError(f"request {content.get('status')}: {content.get('ename')}: {content.get('evalue')}")
     value = content.get("user_expressions", {}).get(_EXPRESSION)
