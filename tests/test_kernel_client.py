@@ -109,6 +109,15 @@ async def test_json_safe_in_process() -> None:
     assert envelope.json_safe(clean) is clean  # compliant results are passed through untouched
 
 
+async def test_result_survives_disabled_formatters() -> None:
+    async with fresh_kernel() as (_, kc):
+        await run_cell(kc, "quiet = 1\nformatter = get_ipython().display_formatter")
+        for which in ("formatters['application/json']", "mimebundle_formatter"):
+            await run_cell(kc, f"formatter.{which}.enabled = False")
+            assert entry(await client.extract(kc, "quiet"), "quiet")["type"] == "int"
+            await run_cell(kc, f"formatter.{which}.enabled = True")
+
+
 # --- concurrency --------------------------------------------------------------------------------
 
 

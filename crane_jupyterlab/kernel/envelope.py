@@ -26,7 +26,11 @@ _install_error: str | None = None
 
 
 class JSONResult:
-    """IPython's display formatter puts `_repr_json_` under `application/json` in the reply."""
+    """IPython's display formatter puts this under `application/json` in the reply.
+
+    Through `_repr_mimebundle_`, so it holds even where a user disabled the JSONFormatter; `_repr_json_`
+    covers a disabled mimebundle formatter.
+    """
 
     __slots__ = ("data",)
 
@@ -36,6 +40,9 @@ class JSONResult:
     def __repr__(self) -> str:
         # The formatter also computes text/plain: keep it constant and cheap.
         return "<crane-jupyterlab probe result>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"application/json": self.data}
 
     def _repr_json_(self) -> dict[str, Any]:
         return self.data
