@@ -308,7 +308,8 @@ class LiteLLMBackend:
         return _Sample(answer, None, prompt_tokens, completion_tokens, cost)
 
     async def predict(self, request: PredictionRequest) -> Verdict:
-        prompt = build_prompt(request, self.prompt)
+        # Off the event loop: token counting (and litellm's multi-second first import) would block it.
+        prompt = await asyncio.to_thread(build_prompt, request, self.prompt)
         key = cache_key(prompt.messages, self.model, self._settings_key())
         if self.cache is not None:
             hit = self.cache.get(key)
