@@ -92,6 +92,16 @@ def test_target_never_runs_and_failing_cell_is_recorded(tmp_path: Path) -> None:
     assert bad["runtime_text"] == "" and bad["extraction_ms"] is None
 
 
+def test_out_may_not_overwrite_the_cases(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = write_cases(
+        tmp_path / "cases.jsonl", {"id": "x", "version": "b", "executed_cells": [], "target_cell": "t"}
+    )
+    before = cases.read_text()
+    assert cli.main(["live", "--cases", str(cases), "--out", str(cases)]) == 2
+    assert "overwritten" in capsys.readouterr().err
+    assert cases.read_text() == before
+
+
 @pytest.mark.parametrize(
     ("content", "extra", "message"),
     [

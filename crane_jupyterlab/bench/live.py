@@ -99,8 +99,9 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
                 isinstance(c, str) for c in case["executed_cells"]
             ):
                 raise ValueError(f"{path}:{number}: executed_cells must be a list of strings")
-            if not isinstance(case["target_cell"], str):
-                raise ValueError(f"{path}:{number}: target_cell must be a string")
+            for key in ("id", "version", "target_cell"):
+                if not isinstance(case[key], str):
+                    raise ValueError(f"{path}:{number}: {key} must be a string")
             cases.append(case)
     return cases
 
@@ -124,6 +125,8 @@ def _check_args(args: argparse.Namespace) -> None:
         raise ValueError("--votes must be at least 1")
     if not args.out.parent.is_dir():
         raise ValueError(f"--out: directory {args.out.parent} does not exist")
+    if args.out.exists() and args.out.resolve() == args.cases.resolve():
+        raise ValueError("--out names the cases file; it would be overwritten")
 
 
 def _renderer() -> Callable[[dict[str, Any], str], str]:
@@ -227,7 +230,11 @@ async def run_case(
     except RuntimeError as exc:  # jupyter_client: the kernel did not start or answer
         row["error"] = f"kernel: {exc}"
         return row
-    row["runtime_text"] = render(result, args.categories)
+    try:
+        row["runtime_text"] = render(result, args.categories)
+    except Exception as exc:  # a renderer bug on one case must not end the run
+        row["error"] = f"render: {type(exc).__name__}: {exc}"
+        return row
     if backend is not None:
         try:
             row["prediction"] = await _predict(backend, case, row["runtime_text"], result, args.setting)
