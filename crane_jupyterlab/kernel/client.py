@@ -3,14 +3,16 @@
 Each call is one `execute_request` with empty code, `silent=True, store_history=False,
 stop_on_error=False`, and the probe call as its only `user_expressions` entry. Empty silent code does not
 bump `execution_count`, does not touch `In`/`Out`/`_`/`_i`, and publishes nothing but the busy/idle
-status. (ipykernel still fires IPython's `post_execute` event for it, as for any frontend's silent
-request; the inline matplotlib backend's hook there is a no-op when nothing was drawn.)
+status. Two effects remain, shared by every frontend's silent request: ipykernel fires IPython's
+`post_execute` event (the inline matplotlib backend's hook there is a no-op when nothing was drawn), and
+`shell.last_execution_result` becomes the empty request's result. The probe call itself never raises in
+the kernel, which would overwrite `sys.last_traceback` (the user's `%debug` state).
 
 The probe (`probe.py`) and its envelope (`envelope.py`) live in `sys.modules` under a key holding a hash
 of their sources, so an upgraded probe is installed beside the old one, which is dropped. The first
 request only looks the module up; a fresh or restarted kernel answers `None` and the second request
 sends the sources and calls in one expression. The result arrives as `application/json` through the
-envelope's `_repr_json_`: real JSON, never a parsed repr.
+envelope (`_repr_mimebundle_`, `_repr_json_`): real JSON, never a parsed repr.
 
 Use a kernel client that no one else reads the shell channel of: replies to other requests are dropped.
 Calls on one client are serialised; calls on different clients (kernels) run concurrently.
