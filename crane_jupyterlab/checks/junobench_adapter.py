@@ -90,6 +90,29 @@ def _info(expr: str, rec: dict[str, Any]) -> ObjInfo:
     return info
 
 
+def _columns(expr: str, rec: dict[str, Any]) -> list[ObjInfo]:
+    """One Series entry per recorded column: dtype, value range and example values."""
+    out: list[ObjInfo] = []
+    per_column = rec.get("per_column")
+    if not isinstance(per_column, dict):
+        return out
+    for name, col in per_column.items():
+        if not isinstance(col, dict):
+            continue
+        info = ObjInfo(expr=f"{expr}[{name!r}]", type="pandas.Series")
+        if isinstance(col.get("dtype"), str):
+            info.dtype = col["dtype"]
+        values = col.get("unique_values") or col.get("example_values")
+        if isinstance(values, list):
+            info.examples = values
+            info.facts.append(f"{info.expr} values include {values[:5]}")
+        value_range = col.get("value_range")
+        if isinstance(value_range, list) and len(value_range) == 2:
+            info.min, info.max = _num(value_range[0]), _num(value_range[1])
+        out.append(info)
+    return out
+
+
 def _preview(names: Iterable[Any], limit: int = 8) -> str:
     items = [repr(n) for n in names]
     return ", ".join(items[:limit]) + (f", ... ({len(items)} in all)" if len(items) > limit else "")
@@ -141,6 +164,32 @@ def bound_anywhere(cells: Iterable[str]) -> tuple[set[str], bool]:
     return names, opaque
 
 
+def module_aliases(cells: Iterable[str]) -> dict[str, str]:
+    """Aliases that every executed cell binds only by importing one module: `pd` -> `pandas`."""
+    imported: dict[str, set[str]] = {}
+    other: set[str] = set()
+    for source in cells:
+        tree, _ = parse_cell(source)
+        if tree is None:
+            other.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source))
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    name = alias.asname or alias.name.split(".")[0]
+                    top = alias.name if alias.asname else alias.name.split(".")[0]
+                    imported.setdefault(name, set()).add(top)
+            elif isinstance(node, ast.ImportFrom):
+                other.update(a.asname or a.name for a in node.names)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                other.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                other.add(node.name)
+            elif isinstance(node, ast.arg):
+                other.add(node.arg)
+    return {name: next(iter(mods)) for name, mods in imported.items() if len(mods) == 1 and name not in other}
+
+
 def from_junobench(record: dict[str, Any] | None, source: str, executed_cells: list[str] | None) -> RuntimeView:
     """The view of one JunoBench case. `record` may be None (28 cases have no parsed record)."""
     view = RuntimeView(source="junobench")
@@ -148,6 +197,7 @@ def from_junobench(record: dict[str, Any] | None, source: str, executed_cells: l
     if not isinstance(record, dict) or tree is None:
         return view
     methods = _method_keys(tree)
+    aliases = module_aliases(executed_cells or [])
     for key, rec in record.items():
         if not isinstance(rec, dict):
             continue
@@ -156,8 +206,10 @@ def from_junobench(record: dict[str, Any] | None, source: str, executed_cells: l
             continue
         info = _info(expr, rec)
         if info.type == "module":
-            view.modules[expr] = ModuleInfo(expr, expr, None)
+            view.modules[expr] = ModuleInfo(expr, aliases.get(expr, expr), None)
         view.objects[expr] = info
+        for column in _columns(expr, rec):
+            view.objects.setdefault(column.expr, column)
     if executed_cells is not None:
         bound, opaque = bound_anywhere(executed_cells)
         if not opaque:

@@ -69,6 +69,8 @@ class ObjInfo:
     class_mode: str | None = None
     min: float | None = None
     max: float | None = None
+    nan: int | None = None  # count of missing values (> 0 proves there are some, even on a sample)
+    examples: list[Any] | None = None  # some actual values (a sample: never proof of absence)
     children: list[str] = field(default_factory=list)  # exprs of the parts (layers of a model, ...)
     layer: dict[str, Any] = field(default_factory=dict)  # torch layer sizes: in_features, in_channels, ...
     facts: list[str] = field(default_factory=list)  # "key = value" strings, the evidence shown to users
@@ -167,6 +169,12 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     info.dtype = f["dtype"] if isinstance(f.get("dtype"), str) else None
     info.length = _int(f.get("len"))
     info.min, info.max = _num(f.get("min")), _num(f.get("max"))
+    info.nan = _int(f.get("nan"))
+    examples = list(f["examples"]) if isinstance(f.get("examples"), list) else []
+    counts = f.get("counts")
+    if isinstance(counts, list):
+        examples += [pair[0] for pair in counts if isinstance(pair, list) and len(pair) == 2]
+    info.examples = examples or None
     columns = f.get("columns")
     if (
         isinstance(columns, list)

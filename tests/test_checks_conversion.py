@@ -1,0 +1,70 @@
+"""Numeric conversions of values that are not numbers, on real Series through the real probe."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from crane_jupyterlab.checks import check
+from crane_jupyterlab.checks.rules.conversion import unparsable
+from crane_jupyterlab.kernel import probe
+
+np = pytest.importorskip("numpy")
+pd = pytest.importorskip("pandas")
+
+
+def findings(source: str, ns: dict[str, Any]) -> list[str]:
+    return [f.rule for f in check(source, probe.run(source, {}, namespace=ns))]
+
+
+@pytest.fixture
+def ns() -> dict[str, Any]:
+    df = pd.DataFrame(
+        {
+            "installs": ["10,000+", "500+", "10,000+", "1,000+"],
+            "digits": ["1", "2", "3", "4"],
+            "lot": [60.0, None, 70.0, 80.0],
+            "full": [1.0, 2.0, 3.0, 4.0],
+        }
+    )
+    return {"pd": pd, "np": np, "df": df}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "df['installs'] = df['installs'].astype('int')",
+        "df['installs'].astype(float)",
+        "df['installs'].astype(np.int64)",
+        "pd.to_numeric(df['installs'])",
+        "df['lot'] = df['lot'].astype(int)",  # NaN cannot become a NumPy integer
+    ],
+)
+def test_certain_conversion_errors(ns: dict[str, Any], source: str) -> None:
+    assert findings(source, ns) == ["bad-conversion"]
+    with pytest.raises((KeyError, IndexError, ValueError, TypeError)):  # and it really does crash
+        exec(source, ns)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "df['digits'].astype(int)",
+        "df['lot'].astype(float)",
+        "df['lot'].astype('Int64')",  # nullable integers accept NaN
+        "df['full'].astype(int)",
+        "pd.to_numeric(df['installs'], errors='coerce')",
+        "df['installs'].str.replace(',', '').str.rstrip('+').astype(int)",  # computed first
+        "df['installs'] = df['digits']\ndf['installs'].astype(int)",
+        "df['installs'].astype(str)",
+    ],
+)
+def test_silent_when_not_certain(ns: dict[str, Any], source: str) -> None:
+    assert findings(source, ns) == []
+
+
+@pytest.mark.parametrize(("text", "bad"), [("10,000+", True), ("$5", True), ("abc", True), ("12", False),
+                                           (" 3.5 ", False), ("nan", False), ("", False), ("1e3", False)])
+def test_unparsable(text: str, bad: bool) -> None:
+    assert unparsable(text) is bad

@@ -1,0 +1,84 @@
+"""scikit-learn rules on real estimators through the real probe."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from crane_jupyterlab.checks import check
+from crane_jupyterlab.kernel import probe
+
+np = pytest.importorskip("numpy")
+pd = pytest.importorskip("pandas")
+pytest.importorskip("sklearn")
+
+from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+
+
+def findings(source: str, ns: dict[str, Any]) -> list[str]:
+    return [f.message for f in check(source, probe.run(source, {}, namespace=ns))]
+
+
+@pytest.fixture
+def ns() -> dict[str, Any]:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 4))
+    y = (X[:, 0] > 0).astype(int)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    return {
+        "np": np,
+        "X": X,
+        "y": y,
+        "X_wide": rng.normal(size=(5, 6)),
+        "frame": frame,
+        "frame_renamed": frame.rename(columns={"d": "e"}),
+        "fitted": LogisticRegression().fit(X, y),
+        "fitted_named": LinearRegression().fit(frame, y),
+        "unfitted": LinearRegression(),
+        "pipe": make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y),
+        "helper": lambda: None,
+    }
+
+
+def test_predict_on_an_unfitted_estimator(ns: dict[str, Any]) -> None:
+    (message,) = findings("pred = unfitted.predict(X)", ns)
+    assert message.startswith("NotFittedError") and "LinearRegression" in message
+    with pytest.raises(ValueError):
+        exec("pred = unfitted.predict(X)", ns)
+
+
+def test_feature_count_mismatch(ns: dict[str, Any]) -> None:
+    (message,) = findings("fitted.predict(X_wide)", ns)
+    assert "X has 6 features, but LogisticRegression is expecting 4" in message
+    with pytest.raises(ValueError, match="X has 6 features"):
+        exec("fitted.predict(X_wide)", ns)
+
+
+def test_feature_names_mismatch(ns: dict[str, Any]) -> None:
+    (message,) = findings("fitted_named.predict(frame_renamed)", ns)
+    assert "feature names" in message and "'e'" in message
+    with pytest.raises(ValueError, match="feature names"):
+        exec("fitted_named.predict(frame_renamed)", ns)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "fitted.predict(X)",
+        "fitted_named.predict(frame)",
+        "unfitted.fit(X, y)\nunfitted.predict(X)",  # fitted earlier in the cell
+        "unfitted = LinearRegression().fit(X, y)\nunfitted.predict(X)",
+        "pipe.predict(X)",  # a fitted Pipeline keeps no fitted attribute of its own
+        "X_wide = X\nfitted.predict(X_wide)",  # X_wide rebound in the cell
+        "helper()\nfitted.predict(X_wide)",  # user code ran first
+        "if X.shape[1] == 6:\n    fitted.predict(X_wide)",
+        "try:\n    unfitted.predict(X)\nexcept ValueError:\n    pass",
+        "fitted.predict(X_wide[:, :4])",  # a computed X: its shape is not the kernel's
+    ],
+)
+def test_silent_when_not_certain(ns: dict[str, Any], source: str) -> None:
+    ns["LinearRegression"] = LinearRegression
+    assert findings(source, ns) == []
