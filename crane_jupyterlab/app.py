@@ -12,7 +12,7 @@ from pydantic import SecretStr
 from traitlets import Bool, Float, Int, List, TraitError, TraitType, Unicode, default, validate
 
 from .handlers import routes
-from .service import API_KEY_ENV, MODEL_ENV, AnalysisService, ServiceConfig
+from .service import API_KEY_ENV, MODEL_ENV, AnalysisService, ServiceConfig, import_litellm
 
 # How often the background task drops the cached clients of kernels that were shut down or restarted.
 PRUNE_INTERVAL_S = 30.0
@@ -53,8 +53,10 @@ class CraneExtension(ExtensionApp):
     ).tag(config=True)
 
     api_key = Secret(
-        help=f"""API key for the model's provider, kept on the server (never sent to the browser or logged).
-        Prefer the provider's own environment variable (e.g. OPENAI_API_KEY) or ${API_KEY_ENV}.""",
+        help=f"""API key for the model's provider, kept on the server: never sent to the browser, never
+        logged by this extension. Prefer the environment (${API_KEY_ENV} or the provider's own variable,
+        e.g. OPENAI_API_KEY): a key written in a config file also shows in jupyter_server's --debug log
+        of the loaded config.""",
     ).tag(config=True)
 
     allowed_models = List(
@@ -156,7 +158,7 @@ class CraneExtension(ExtensionApp):
         self._background = [loop.create_task(self._prune_loop())]
         if self.model:
             # litellm takes seconds to import: do it off the event loop now, not in the first request.
-            self._background.append(loop.create_task(asyncio.to_thread(_import_litellm)))
+            self._background.append(loop.create_task(asyncio.to_thread(import_litellm)))
 
     async def _prune_loop(self) -> None:
         while True:
@@ -173,7 +175,3 @@ class CraneExtension(ExtensionApp):
                 await task
         if hasattr(self, "service"):
             await self.service.close()
-
-
-def _import_litellm() -> None:
-    import litellm  # noqa: F401

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from jupyter_client.session import Session
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from .llm.base import Backend
@@ -182,6 +184,8 @@ class ModelFailure(Exception):
 class KernelSource(Protocol):
     """jupyter_server's MappingKernelManager satisfies this."""
 
+    def __contains__(self, kernel_id: str) -> bool: ...
+
     def get_kernel(self, kernel_id: str) -> Any: ...
 
 
@@ -201,7 +205,6 @@ class ModelSpec:
 ExtractFn = Callable[[Any, str, dict[str, Any], float], Awaitable[dict[str, Any]]]
 RenderFn = Callable[[dict[str, Any], str], str]
 CheckFn = Callable[[str, dict[str, Any]], list[Finding]]
-SyntaxFn = Callable[[str], dict[str, Any] | None]
 DocsFn = Callable[[list[dict[str, Any]]], str]
 BackendFactory = Callable[[ModelSpec], Backend]
 
@@ -213,7 +216,6 @@ class Parts:
     extract: ExtractFn
     render: RenderFn
     check: CheckFn
-    syntax_error: SyntaxFn
     render_docs: DocsFn
     make_backend: BackendFactory
 
@@ -258,6 +260,7 @@ def key_status(config: ServiceConfig) -> KeyStatus:
     first call imports litellm): run it in a thread."""
     if config.api_key is not None:
         return KeyStatus(True, [])
+    import_litellm()
     import litellm
 
     try:
@@ -271,12 +274,17 @@ def key_status(config: ServiceConfig) -> KeyStatus:
     return KeyStatus(bool(found.get("keys_in_environment")) or not missing, missing)
 
 
+def import_litellm() -> None:
+    """Import litellm (seconds); never let it fetch its model cost map from the network."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm  # noqa: F401
+
+
 def default_parts(config: ServiceConfig) -> Parts:
     """The real parts. Imported here, not at module import, so the server starts without litellm's
     multi-second import and the service stays testable while a part is still being written."""
     from . import runtime_text
     from .checks import check as run_checks
-    from .checks.cell import parse_cell
     from .kernel import client as kernel_client
     from .prompt import render_docs
 
@@ -294,13 +302,10 @@ def default_parts(config: ServiceConfig) -> Parts:
         findings: list[Finding] = run_checks(source, runtime, runtime_format="probe")
         return findings
 
-    def syntax_error(source: str) -> dict[str, Any] | None:
-        _, error = parse_cell(source)
-        return None if error is None else {"line": error.line, "col": error.col, "msg": error.msg}
-
     def make_backend(spec: ModelSpec) -> Backend:
         from .llm.factory import make_backend as factory
 
+        import_litellm()  # called in a thread: the backend's first predict must not import it
         backend = factory(
             "litellm",
             model=spec.model,
@@ -321,7 +326,6 @@ def default_parts(config: ServiceConfig) -> Parts:
         extract=extract,
         render=runtime_text.render,
         check=check,
-        syntax_error=syntax_error,
         render_docs=render_docs,
         make_backend=make_backend,
     )
@@ -348,15 +352,16 @@ class _TranslatedBackend:
 # --------------------------------------------------------------------------------------------------
 
 
-def syntax_verdict(error: dict[str, Any]) -> Verdict:
+SYNTAX_RULE = "syntax-error"  # the checks' rule for a cell that does not compile
+
+
+def syntax_verdict(finding: Finding) -> Verdict:
     """A cell that does not parse always crashes: no model needed."""
-    line, msg = error.get("line"), error.get("msg") or "invalid syntax"
-    where = f" at line {line}" if line is not None else ""
     return Verdict(
         detection=True,
-        reasoning=f"SyntaxError{where}: {msg}. The cell cannot run until it parses.",
+        reasoning=f"{finding.message} The cell cannot run until it parses.",
         source="syntax",
-        findings=[Finding(rule="syntax", message=f"SyntaxError{where}: {msg}", line=line)],
+        findings=[finding],
     )
 
 
@@ -424,6 +429,9 @@ def _consume(task: asyncio.Future[Any]) -> None:
     if not task.cancelled():
         task.exception()
 
+
+# How long a request waits for jupyter_server to see a just-finished cell's "idle" before a 409.
+BUSY_GRACE_S = 0.03
 
 # Added to llm_timeout for the service's own guard around a backend call.
 LLM_TIMEOUT_GRACE_S = 5.0
@@ -507,7 +515,7 @@ class AnalysisService:
 
     async def _analyze(self, request: AnalyzeRequest, eff: _Effective) -> AnalyzeResult:
         started = time.perf_counter()
-        link = self._link(request.kernel_id)
+        link = await self._link(request.kernel_id)
 
         t0 = time.perf_counter()
         options = {
@@ -545,14 +553,12 @@ class AnalysisService:
                 **extra,
             )
 
-        # The probe parses without IPython's transforms, so a magic looks like a syntax error there:
-        # only a cell the server's IPython-aware parser rejects too is a certain crash.
-        if runtime.get("syntax_error") is not None:
-            syntax = parts.syntax_error(request.source)
-            if syntax is not None:
-                return result("ok", syntax_verdict(syntax))
-
+        # The checks parse the cell as IPython will (magics included) and report a syntax error as
+        # their only finding.
         findings = parts.check(request.source, runtime)
+        syntax = next((f for f in findings if f.rule == SYNTAX_RULE), None)
+        if syntax is not None:
+            return result("ok", syntax_verdict(syntax))
         if eff.model is None:
             return result("no_model", checks_verdict(findings), hint=NO_MODEL_HINT)
 
@@ -568,7 +574,7 @@ class AnalysisService:
         )
         t1 = time.perf_counter()
         try:
-            backend = self._backend(
+            backend = await self._backend(
                 ModelSpec(eff.model, eff.votes, eff.temperature, eff.categories, eff.runtime, eff.docs)
             )
             # The backend has its own timeout; this one only guards against a backend that ignores it.
@@ -594,48 +600,62 @@ class AnalysisService:
     # -- kernels ----------------------------------------------------------------------------------
 
     def _kernel(self, kernel_id: str) -> Any:
-        try:
-            kernel = self.kernels.get_kernel(kernel_id)
-        except KeyError:
+        # Membership first: jupyter_server's get_kernel raises a tornado 404 of its own for unknown ids.
+        if kernel_id not in self.kernels:
             self._drop(kernel_id)
-            raise KernelNotFound(f"no running kernel with id {kernel_id!r}") from None
+            raise KernelNotFound(f"no running kernel with id {kernel_id!r}")
+        kernel = self.kernels.get_kernel(kernel_id)
         if getattr(kernel, "execution_state", None) == "dead":
             self._drop(kernel_id)
             raise KernelNotFound(f"kernel {kernel_id!r} is dead")
         return kernel
 
-    def _link(self, kernel_id: str) -> _KernelLink:
-        """The cached client of this kernel; a new one when the kernel was replaced or restarted
-        (a restart gives the kernel manager a new provisioner)."""
+    async def _link(self, kernel_id: str) -> _KernelLink:
+        """The cached client of this kernel, refusing a kernel busy with user code; a new client when
+        the kernel was replaced or restarted (a restart gives the kernel manager a new provisioner)."""
         kernel = self._kernel(kernel_id)
         link = self._links.get(kernel_id)
         provisioner = getattr(kernel, "provisioner", None)
         if link is not None and (link.kernel is not kernel or link.provisioner is not provisioner):
             self._drop(kernel_id)
             link = None
+        await self._refuse_if_busy(kernel, link)
         if link is None:
-            if self._user_busy(kernel, None):
-                raise KernelBusy("the kernel is running code")
-            client = kernel.client()
+            # A session of our own: the manager's session id is the zmq identity of every client made
+            # with it, and the kernel would route our probe replies to any of them (or theirs to us).
+            session = Session(
+                config=kernel.session.config,
+                key=kernel.session.key,
+                signature_scheme=kernel.session.signature_scheme,
+            )
+            client = kernel.client(session=session)
             # Shell only: the probe reads nothing else, and an unread IOPub would queue every output.
             client.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
             link = _KernelLink(kernel=kernel, provisioner=provisioner, client=client)
             self._links[kernel_id] = link
-        elif self._user_busy(kernel, link):
-            raise KernelBusy("the kernel is running code")
         return link
 
     @staticmethod
-    def _user_busy(kernel: Any, link: _KernelLink | None) -> bool:
-        """Busy with something other than our own probe (which the server tracks as busy too)."""
-        busy = getattr(kernel, "execution_state", None) == "busy"
-        return busy and not (link is not None and (link.probing or link.lock.locked()))
+    async def _refuse_if_busy(kernel: Any, link: _KernelLink | None) -> None:
+        """Raise KernelBusy when the kernel runs something other than our own probe (which the server
+        tracks as busy too). The server learns "idle" from IOPub a moment after a cell's reply, so a
+        request right behind a finished cell gets a few milliseconds' grace instead of a false 409."""
+
+        def user_busy() -> bool:
+            ours = link is not None and (link.probing or link.lock.locked())
+            return getattr(kernel, "execution_state", None) == "busy" and not ours
+
+        deadline = time.monotonic() + BUSY_GRACE_S
+        while user_busy():
+            if time.monotonic() >= deadline:
+                raise KernelBusy("the kernel is running code")
+            await asyncio.sleep(0.002)
 
     async def _extract(self, link: _KernelLink, source: str, options: dict[str, Any]) -> dict[str, Any]:
         await link.lock.acquire()
         try:
-            if getattr(link.kernel, "execution_state", None) == "busy":
-                raise KernelBusy("the kernel is running code")
+            # Behind our own previous probe the kernel may have started user code meanwhile.
+            await self._refuse_if_busy(link.kernel, None)
         except BaseException:
             link.lock.release()
             raise
@@ -685,10 +705,7 @@ class AnalysisService:
         for kernel_id, link in list(self._links.items()):
             if link.lock.locked():
                 continue
-            try:
-                kernel = self.kernels.get_kernel(kernel_id)
-            except KeyError:
-                kernel = None
+            kernel = self.kernels.get_kernel(kernel_id) if kernel_id in self.kernels else None
             if kernel is not link.kernel or getattr(kernel, "provisioner", None) is not link.provisioner:
                 self._drop_link(link)
                 dropped += 1
@@ -696,11 +713,12 @@ class AnalysisService:
 
     # -- models -----------------------------------------------------------------------------------
 
-    def _backend(self, spec: ModelSpec) -> Backend:
+    async def _backend(self, spec: ModelSpec) -> Backend:
         backend = self._backends.get(spec)
         if backend is None:
-            backend = self.parts.make_backend(spec)
-            self._backends[spec] = backend
+            # In a thread: the first backend imports litellm, seconds the event loop must not stall.
+            backend = await asyncio.to_thread(self.parts.make_backend, spec)
+            backend = self._backends.setdefault(spec, backend)
         return backend
 
     async def close(self) -> None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from jupyter_client.session import Session
 from llm_stub import Reply, StubLLM, answer
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
@@ -61,16 +62,25 @@ def llm_stub() -> Iterator[StubLLM]:
 
 
 @pytest.fixture
-def crane_config(llm_stub: StubLLM) -> dict[str, Any]:
+def crane_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key comes from the environment, as in production: a key written into the server config
+    would be echoed by jupyter_server's own debug log of its config."""
+    monkeypatch.setenv("CRANE_API_KEY", STUB_KEY)
+    monkeypatch.delenv("CRANE_MODEL", raising=False)
+
+
+@pytest.fixture
+def crane_config(llm_stub: StubLLM, crane_env: None) -> dict[str, Any]:
     """`CraneExtension` traits of the test server: the stub as its model. Override per module/test."""
-    return {"model": STUB_MODEL, "api_base": llm_stub.url, "api_key": STUB_KEY, "llm_timeout": 20.0}
+    return {"model": STUB_MODEL, "api_base": llm_stub.url, "llm_timeout": 20.0}
 
 
 @pytest.fixture
 def jp_server_config(crane_config: dict[str, Any]) -> dict[str, Any]:
     return {
         "ServerApp": {
-            "jpserver_extensions": {"crane_jupyterlab": True},
+            # Terminals off: their websocket handler trips the unauthenticated-endpoint warning.
+            "jpserver_extensions": {"crane_jupyterlab": True, "jupyter_server_terminals": False},
             "allow_unauthenticated_access": False,
         },
         "CraneExtension": crane_config,
@@ -99,7 +109,9 @@ class Kernel:
     async def run(self, code: str, timeout: float = 60.0) -> dict[str, Any]:
         """Execute `code` as a notebook cell would (stored in history); the execute_reply content."""
         msg_id = self.client.execute(code)
-        return await self.reply(msg_id, timeout)
+        content = await self.reply(msg_id, timeout)
+        await self.wait_state("idle")  # as a frontend would see it, before it asks for anything else
+        return content
 
     def submit(self, code: str) -> str:
         """Start `code` without waiting for it (to keep the kernel busy)."""
@@ -126,6 +138,7 @@ class Kernel:
         """`repr`-ish text of an expression, evaluated without touching history (user_expressions)."""
         msg_id = self.client.execute("", silent=True, store_history=False, user_expressions={"v": expression})
         content = await self.reply(msg_id)
+        await self.wait_state("idle")
         result: str = content["user_expressions"]["v"]["data"]["text/plain"]
         return result
 
@@ -151,7 +164,10 @@ class Kernels:
 
     async def start(self, *cells: str) -> Kernel:
         kernel_id = await self.manager.start_kernel(kernel_name="python3")
-        client = self.manager.get_kernel(kernel_id).client()
+        manager = self.manager.get_kernel(kernel_id)
+        # Own session: clients sharing the manager's session share a zmq identity and steal replies.
+        session = Session(key=manager.session.key, signature_scheme=manager.session.signature_scheme)
+        client = manager.client(session=session)
         client.start_channels()
         await client.wait_for_ready(timeout=90)
         kernel = Kernel(kernel_id, self.manager, client)
@@ -178,10 +194,13 @@ async def kernels(jp_serverapp: Any) -> AsyncIterator[Kernels]:
 # --------------------------------------------------------------------------------------------------
 
 
-async def analyze(jp_fetch: Any, kernel_id: str, source: str, **fields: Any) -> tuple[int, dict[str, Any]]:
-    """POST /crane/analyze; (HTTP status, JSON body) whatever the status."""
+async def analyze(
+    jp_fetch: Any, kernel_id: str, source: str, *, timeout: float = 60.0, **fields: Any
+) -> tuple[int, dict[str, Any]]:
+    """POST /crane/analyze; (HTTP status, JSON body) whatever the status. The first model call of a
+    server imports litellm (seconds on a loaded machine), hence the generous timeout."""
     body = {"kernel_id": kernel_id, "source": source, **fields}
-    return await post_json(jp_fetch, ["crane", "analyze"], body)
+    return await post_json(jp_fetch, ["crane", "analyze"], body, request_timeout=timeout)
 
 
 async def post_json(jp_fetch: Any, path: list[str], body: Any, **kwargs: Any) -> tuple[int, dict[str, Any]]:
