@@ -1,0 +1,48 @@
+"""20 concurrent analyze requests over 4 real kernels: every answer carries its own kernel's facts."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from conftest import analyze
+from llm_stub import Reply, answer
+
+COLUMNS = (2, 3, 4, 5)  # kernel i holds x with shape (7, COLUMNS[i])
+TARGET = "col = x[:, 3]"  # crashes where x has 3 columns or fewer
+
+
+def shape_rule(body: dict[str, Any]) -> Reply:
+    """Stands for a model reading the shape from the runtime block."""
+    prompt = body["messages"][-1]["content"]
+    shapes = re.findall(r"x: ndarray \(7, (\d+)\)", prompt)
+    assert len(shapes) == 1, prompt  # one kernel's facts per prompt, never a mix
+    cols = int(shapes[0])
+    return Reply(content=answer(cols <= 3, f"x has {cols} columns").content, latency=0.2)
+
+
+async def test_twenty_concurrent_requests_over_four_kernels(
+    jp_fetch: Any, kernels: Any, llm_stub: Any
+) -> None:
+    llm_stub.default = shape_rule
+    started = await asyncio.gather(
+        *(kernels.start(f"import numpy as np\nx = np.zeros((7, {cols}))") for cols in COLUMNS)
+    )
+    jobs = []
+    for i in range(20):
+        k = i % len(started)
+        # Distinct sources and cell ids: no answer comes from the verdict cache, none supersedes another.
+        source = f"{TARGET}  # request {i}"
+        jobs.append((k, analyze(jp_fetch, started[k].id, source, cell_id=f"cell-{i}", timeout=120)))
+    replies = await asyncio.gather(*(job for _, job in jobs))
+
+    for (k, _), (code, body) in zip(jobs, replies, strict=True):
+        cols = COLUMNS[k]
+        assert code == 200 and body["status"] == "ok", body
+        shapes = re.findall(r"x: ndarray \(7, (\d+)\)", body["runtime_text"])
+        assert shapes == [str(cols)], body["runtime_text"]
+        assert body["verdict"]["detection"] is (cols <= 3)
+        assert body["verdict"]["reasoning"].startswith(f"x has {cols} columns")
+    assert len(llm_stub.requests) == 20
+    assert llm_stub.max_concurrent > 1  # the kernels' requests really overlapped
