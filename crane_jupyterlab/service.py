@@ -460,6 +460,7 @@ class AnalysisService:
         self._inflight: dict[tuple[str, str], asyncio.Task[AnalyzeResult]] = {}
         self._superseded: set[asyncio.Task[AnalyzeResult]] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._background: set[asyncio.Future[None]] = set()
 
     @property
     def parts(self) -> Parts:
@@ -517,15 +518,13 @@ class AnalysisService:
         started = time.perf_counter()
         link = await self._link(request.kernel_id)
 
-        t0 = time.perf_counter()
         options = {
             "max_columns": self.config.max_columns,
             "probe_samples": self.config.probe_samples,
             "docs": eff.docs,
             "history": True,
         }
-        runtime = await self._extract(link, request.source, options)
-        extraction_ms = (time.perf_counter() - t0) * 1000
+        runtime, extraction_ms = await self._extract(link, request.source, options)
 
         parts = self.parts
         history = [c for c in runtime.get("history") or [] if isinstance(c, str)]
@@ -651,7 +650,9 @@ class AnalysisService:
                 raise KernelBusy("the kernel is running code")
             await asyncio.sleep(0.002)
 
-    async def _extract(self, link: _KernelLink, source: str, options: dict[str, Any]) -> dict[str, Any]:
+    async def _extract(
+        self, link: _KernelLink, source: str, options: dict[str, Any]
+    ) -> tuple[dict[str, Any], float]:
         await link.lock.acquire()
         try:
             # Behind our own previous probe the kernel may have started user code meanwhile.
@@ -667,23 +668,33 @@ class AnalysisService:
 
     async def _extract_locked(
         self, link: _KernelLink, source: str, options: dict[str, Any]
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], float]:
+        """The probe result and the kernel round trip in ms; runs holding `link.lock`, releases it."""
         link.probing = True
         try:
-            return await self.parts.extract(link.client, source, options, self.config.extract_timeout)
+            started = time.perf_counter()
+            runtime = await self.parts.extract(link.client, source, options, self.config.extract_timeout)
+            return runtime, (time.perf_counter() - started) * 1000
         except KernelNotFound:
             self._drop_link(link)
             raise
         finally:
-            await self._settle(link.kernel)
-            link.probing = False
-            link.lock.release()
+            # Keep the lock until jupyter_server has seen our probe's "idle" (its IOPub watcher lags
+            # the reply), so the next request never takes our busy for user code; off this request's
+            # path, so the answer does not wait for it.
+            release = asyncio.ensure_future(self._release_when_settled(link))
+            self._background.add(release)
+            release.add_done_callback(self._background.discard)
 
     @staticmethod
-    async def _settle(kernel: Any) -> None:
-        deadline = time.monotonic() + SETTLE_S
-        while getattr(kernel, "execution_state", None) == "busy" and time.monotonic() < deadline:
-            await asyncio.sleep(0.002)
+    async def _release_when_settled(link: _KernelLink) -> None:
+        try:
+            deadline = time.monotonic() + SETTLE_S
+            while getattr(link.kernel, "execution_state", None) == "busy" and time.monotonic() < deadline:
+                await asyncio.sleep(0.002)
+        finally:
+            link.probing = False
+            link.lock.release()
 
     def _drop(self, kernel_id: str) -> None:
         link = self._links.get(kernel_id)
@@ -723,10 +734,11 @@ class AnalysisService:
 
     async def close(self) -> None:
         """Cancel the analyses in flight and close every kernel client."""
-        for task in list(self._tasks):
+        pending = [*self._tasks, *self._background]
+        for task in pending:
             task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
         for link in list(self._links.values()):
             self._drop_link(link)
         self._backends.clear()
