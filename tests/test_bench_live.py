@@ -156,3 +156,25 @@ def test_checks_backend_fills_predictions(tmp_path: Path) -> None:
     (row,) = rows(out)
     assert set(row["prediction"]) == {"detection", "reasoning", "source"}
     assert row["prediction"]["detection"] is True
+
+
+# --- crane-bench speed (structure only: timings are reported, never asserted) -----------------------
+
+
+def test_speed_measures_a_small_scenario() -> None:
+    import asyncio
+
+    from crane_jupyterlab.bench import speed
+
+    row = asyncio.run(
+        speed.measure(speed.Scenario(setup="xs = list(range(10))", target="xs[3]", goal_ms=1e9), 3)
+    )
+    assert row["reps"] == 3 and row["entries"] >= 1
+    for key in ("bare_ms", "extract_ms", "probe_ms", "ratio"):
+        assert set(row[key]) == {"p50", "p95"} and row[key]["p50"] > 0
+    assert "small" in speed.table({"small": row})
+
+
+def test_speed_refuses_unknown_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["speed", "--scenarios", "typical,huge"]) == 2
+    assert "huge" in capsys.readouterr().err

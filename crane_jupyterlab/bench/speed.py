@@ -128,19 +128,21 @@ async def measure(scenario: Scenario, reps: int) -> dict[str, Any]:
     async with fresh_kernel() as (_, kc):
         await run_cell(kc, scenario.setup, timeout=600)
         await extract(kc, scenario.target, timeout=60)  # installs the probe; warms its imports
-        bare, extraction = [], []
+        bare, extraction, inside = [], [], []
         for _ in range(reps):
             bare.append(await _bare_round_trip(kc))
             t0 = time.perf_counter()
             result = await extract(kc, scenario.target, timeout=60)
             extraction.append((time.perf_counter() - t0) * 1000)
+            inside.append(float(result.get("elapsed_ms") or 0.0))
     ratios = [e / b for e, b in zip(extraction, bare, strict=True)]
     row: dict[str, Any] = {
         "reps": reps,
         "bare_ms": _percentiles(bare),
         "extract_ms": _percentiles(extraction),
         "ratio": _percentiles(ratios),
-        "probe_elapsed_ms": result.get("elapsed_ms"),
+        # The probe's own time, as it measures it in the kernel; the rest is transport and formatting.
+        "probe_ms": _percentiles(inside),
         "budget_exhausted": result.get("budget_exhausted"),
         "entries": len(result.get("objects", [])),
     }
@@ -169,14 +171,18 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 def table(report: dict[str, dict[str, Any]]) -> str:
     lines = [
         f"{'scenario':<9} {'reps':>4} {'bare p50':>9} {'bare p95':>9} {'extract p50':>12} "
-        f"{'extract p95':>12} {'ratio p50':>10} {'ratio p95':>10}  goal",
+        f"{'extract p95':>12} {'probe p50':>10} {'probe p95':>10} {'ratio p50':>10} {'ratio p95':>10}  goal",
     ]
     for name, row in report.items():
         lines.append(
             f"{name:<9} {row['reps']:>4} {row['bare_ms']['p50']:>9.2f} {row['bare_ms']['p95']:>9.2f} "
             f"{row['extract_ms']['p50']:>12.2f} {row['extract_ms']['p95']:>12.2f} "
+            f"{row['probe_ms']['p50']:>10.2f} {row['probe_ms']['p95']:>10.2f} "
             f"{row['ratio']['p50']:>10.2f} {row['ratio']['p95']:>10.2f}  "
             f"{row['goal']} {'met' if row['met'] else 'NOT met'}"
         )
-    lines.append("times in ms; ratio = extraction / bare silent round trip in the same kernel")
+    lines.append(
+        "times in ms; probe = the probe's own time in the kernel; "
+        "ratio = extraction / bare silent round trip (`pass`) in the same kernel"
+    )
     return "\n".join(lines)
