@@ -57,6 +57,8 @@ def _modules(mods: list[Any], cats: frozenset[str]) -> str:
         text = str(m.get("module") or m.get("name"))
         if "R" in cats and m.get("version"):
             text += f" {m['version']}"
+        if m.get("imported") is False:
+            text += " (not imported yet)"
         facts = _facts(m, cats)
         if "grad_enabled" in facts:
             text += " (grad enabled)" if facts["grad_enabled"] else " (grad disabled: no_grad)"
@@ -72,8 +74,10 @@ def _facts(entry: dict[str, Any], cats: frozenset[str]) -> dict[str, Any]:
     return out
 
 
-def _entry_line(entry: dict[str, Any], cats: frozenset[str]) -> str:
+def _entry_line(entry: dict[str, Any], cats: frozenset[str], parent: str | None = None) -> str:
     expr = str(entry.get("expr"))
+    if parent and expr.startswith(parent) and len(expr) > len(parent):
+        expr = expr[len(parent) :].lstrip(".")  # a child: its path relative to the parent
     facts = _facts(entry, cats)
     tname = _short(entry.get("type"))
     via = entry.get("via")
@@ -128,6 +132,8 @@ def _short(type_name: Any) -> str:
 def _val(v: Any) -> str:
     """Compact value text: identifiers bare, strings with odd characters quoted, floats shortened."""
     if isinstance(v, str):
+        if v.startswith("<") and v.endswith(">"):
+            return v[1:-1]  # a description made by the probe (`<ndarray (96, 3) float32>`), not a value
         return v if _IDENT.match(v) or v in ("nan", "inf", "-inf") else repr(v)
     if isinstance(v, bool) or v is None:
         return str(v)
@@ -186,7 +192,7 @@ def _generic(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str])
         parts.append(_shape(facts["shape"]))
     if "len" in facts and "value" not in facts and "items" not in facts:
         parts.append(f"len {facts['len']}")
-    for key in ("dtype", "device", "mode", "format", "version", "class"):
+    for key in ("dtype", "device", "mode", "format", "version"):
         if key in facts:
             parts.append(str(facts[key]))
     if facts.get("requires_grad"):
@@ -223,10 +229,13 @@ def _generic(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str])
     for key in _LAYER_KEYS:
         if key in facts:
             parts.append(f"{key}={_val(facts[key])}")
+    if "lr" in facts:
+        parts.append(f"lr={_val(facts['lr'])}")
     children = [c for c in entry.get("children") or [] if isinstance(c, dict)]
     if children:
-        parts.append("; " + "; ".join(_entry_line(c, cats) for c in children[:4]))
-    return " ".join(parts).replace(" ; ", "; ")
+        parent = str(entry.get("expr"))
+        parts.append("[" + "; ".join(_entry_line(c, cats, parent) for c in children[:4]) + "]")
+    return " ".join(parts)
 
 
 _ITER_KEYS = ("samples", "num_classes", "class_indices", "batch_size", "image_shape", "target_size",
@@ -340,8 +349,13 @@ def _torch_module(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[
     parts = []
     if "training" in facts:
         parts.append("train mode" if facts["training"] else "eval mode")
+    if not facts.get("n_params") and not entry.get("children"):
+        return ""  # a loss or activation module: the class says it all
     if "param_dtype" in facts:
-        parts.append(f"params {_val(facts['param_dtype'])} {_val(facts.get('param_device', ''))}".strip())
+        grad = " requires_grad" if facts.get("param_requires_grad") else ""
+        parts.append(
+            f"params {_val(facts['param_dtype'])} {_val(facts.get('param_device', ''))}{grad}".strip()
+        )
     if "n_params" in facts:
         parts.append(f"{facts['n_params']} params")
     own = [k for k in _LAYER_KEYS if k in facts]
@@ -402,7 +416,7 @@ def _loader(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str]) 
     text = ", ".join(parts)
     children = [c for c in entry.get("children") or [] if isinstance(c, dict)]
     for c in children:
-        text += "; " + _entry_line(c, cats)
+        text += "; " + _entry_line(c, cats, str(entry.get("expr")))
     return text
 
 

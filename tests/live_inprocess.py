@@ -72,7 +72,7 @@ def child(case_path: str) -> None:
         ns["In"].append(cell)
         try:
             _run_cell(cell, ns, f"<cell {i}>")
-        except BaseException as exc:  # noqa: BLE001 - report, do not die
+        except BaseException as exc:
             out["error"] = f"setup cell {i}: {type(exc).__name__}: {exc}"
             break
     if out["error"] is None:

@@ -1,0 +1,366 @@
+"""The probe's core, in-process: the cell's AST, safety against hostile objects, leaving no trace.
+
+Library summarizers are in test_probe_libs.py; the renderer in test_runtime_text.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crane_jupyterlab.kernel import probe
+
+PROBE_PATH = Path(probe.__file__)
+
+
+def run(source: str, ns: dict[str, Any], **options: Any) -> dict[str, Any]:
+    result = probe.run(source, options, ns)
+    json.dumps(result, allow_nan=False)  # every result must be plain JSON
+    assert result["error"] is None, result["error"]
+    return result
+
+
+def entry(result: dict[str, Any], expr: str) -> dict[str, Any]:
+    for e in result["objects"]:
+        if e["expr"] == expr:
+            return e
+    raise AssertionError(f"no entry {expr!r} in {[e['expr'] for e in result['objects']]}")
+
+
+def facts(e: dict[str, Any]) -> dict[str, Any]:
+    return {f["key"]: f["value"] for f in e["facts"]}
+
+
+def exprs(result: dict[str, Any]) -> list[str]:
+    return [e["expr"] for e in result["objects"]]
+
+
+# --------------------------------------------------------------------------------------------------
+# module hygiene
+# --------------------------------------------------------------------------------------------------
+
+
+def test_probe_imports_only_the_standard_library_at_top_level() -> None:
+    tree = ast.parse(PROBE_PATH.read_text())
+    roots = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            roots.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "no relative imports: the probe is sent as source"
+            roots.add((node.module or "").split(".")[0])
+    assert roots, "expected some imports"
+    assert roots <= set(sys.stdlib_module_names) | {"__future__"}, roots - set(sys.stdlib_module_names)
+
+
+def test_probe_never_imports_a_library_the_kernel_did_not_have() -> None:
+    code = textwrap.dedent(
+        f"""
+        import importlib.util, json, sys
+        spec = importlib.util.spec_from_file_location("p", {str(PROBE_PATH)!r})
+        p = importlib.util.module_from_spec(spec); sys.modules["p"] = p; spec.loader.exec_module(p)
+        before = set(sys.modules)
+        ns = {{"x": [1, 2, 3], "d": {{"a": 1}}}}
+        src = "import numpy as np\\nfrom sklearn.linear_model import Ridge\\nimport torch\\nnp.zeros(x)\\nd['a']"
+        r = p.run(src, {{"docs": True, "history": True}}, ns)
+        heavy = {{"numpy", "pandas", "torch", "tensorflow", "keras", "sklearn", "scipy", "PIL", "matplotlib"}}
+        print(json.dumps({{"new": sorted(m for m in set(sys.modules) - before if m.split(".")[0] in heavy),
+                           "modules": r["modules"], "error": r["error"]}}))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    assert data["error"] is None
+    assert data["new"] == []
+    # installed but not imported: the version is still reported, marked as not imported
+    by_name = {m["module"]: m for m in data["modules"]}
+    assert by_name["sklearn"]["imported"] is False and by_name["sklearn"]["version"]
+    assert by_name["numpy"]["imported"] is False
+
+
+# --------------------------------------------------------------------------------------------------
+# relevance from the cell's AST
+# --------------------------------------------------------------------------------------------------
+
+
+def test_names_assigned_before_they_are_read_need_nothing_from_the_kernel() -> None:
+    r = run("x = 1\nprint(x)", {"x": [9, 9]})
+    assert r["objects"] == [] and r["undefined"] == []
+
+
+def test_names_read_before_assignment_are_described_in_order() -> None:
+    r = run("b = a + c\na = 2\nprint(b, a)", {"a": 1, "c": 2.5})
+    assert exprs(r) == ["a", "c"]
+    assert facts(entry(r, "c"))["value"] == 2.5
+
+
+def test_undefined_names_skip_builtins_locals_comprehensions_and_imports() -> None:
+    src = textwrap.dedent(
+        """
+        import os
+        from math import sqrt as root
+        def f(a, *args, k=1, **kw):
+            local = a + k
+            return local + helper(a) + root(2)
+        squares = [i * i for i in range(3) if i != missing_in_comp]
+        total = len(squares) + sum(v for v in squares)
+        lam = lambda q: q + outer
+        try:
+            pass
+        except ValueError as err:
+            print(err)
+        with open(os.devnull) as fh:
+            fh.read()
+        for j in range(2):
+            print(j, undefined_in_loop)
+        class K:
+            attr = 1
+            def m(self):
+                return self.attr + K.attr
+        """
+    )
+    r = run(src, {"outer": 1})
+    assert sorted(r["undefined"]) == ["helper", "missing_in_comp", "undefined_in_loop"]
+
+
+def test_del_makes_a_later_read_undefined() -> None:
+    r = run("del x\nprint(x)", {"x": 1})
+    assert r["undefined"] == ["x"]
+
+
+def test_augmented_assignment_reads_the_name_first() -> None:
+    r = run("X /= 255.0", {})
+    assert r["undefined"] == ["X"]
+
+
+def test_function_bodies_see_names_the_cell_binds_later() -> None:
+    r = run("def f():\n    return later + g\nlater = 1\nf()", {})
+    assert r["undefined"] == ["g"]
+
+
+def test_walrus_and_match_bind_names() -> None:
+    src = "if (n := 3) > 2:\n    print(n)\nmatch n:\n    case [a, *rest]:\n        print(a, rest)\n    case {'k': v, **others}:\n        print(v, others)\n    case other:\n        print(other)"
+    assert run(src, {})["undefined"] == []
+
+
+def test_star_import_disables_undefined_detection() -> None:
+    assert run("from os.path import *\nprint(join('a', 'b'), nope)", {})["undefined"] == []
+
+
+def test_syntax_error_is_reported_with_position_and_nothing_else() -> None:
+    r = run("x = (1,\nprint(x", {"x": 1})
+    assert r["syntax_error"]["line"] >= 1 and r["syntax_error"]["msg"]
+    assert r["objects"] == [] and r["undefined"] == []
+
+
+def test_missing_attribute_of_a_plain_object_lists_close_names() -> None:
+    class Model:
+        def predict(self) -> None: ...
+
+    r = run("m.predict_clases(1)", {"m": Model()})
+    e = entry(r, "m.predict_clases")
+    assert e["missing"] is True
+    assert "predict" in facts(e)["close"]
+
+
+def test_missing_and_present_dict_keys() -> None:
+    ns = {"cfg": {"lr": 0.1, "epochs": 3}}
+    r = run("print(cfg['lr'], cfg['epoch'])", ns)
+    assert facts(entry(r, "cfg['lr']"))["value"] == 0.1
+    missing = entry(r, "cfg['epoch']")
+    assert missing["missing"] and facts(missing)["close"] == ["epochs"]
+
+
+def test_list_constant_subscripts_including_negative() -> None:
+    r = run("a = items[-1] + items[5]", {"items": [1, 2, 3]})
+    assert facts(entry(r, "items[-1]"))["value"] == 3
+    assert entry(r, "items[5]")["missing"] is True
+
+
+def test_items_of_a_list_are_shown_in_full_when_small() -> None:
+    feats = ["temp", "humidity", "wind", "pressure"]
+    r = run("features.remove('target')", {"features": feats})
+    assert facts(entry(r, "features"))["items"] == feats
+
+
+def test_module_aliases_report_versions() -> None:
+    import json as json_mod
+
+    r = run("json.dumps(1)", {"json": json_mod})
+    assert r["objects"] == []  # a stdlib module has no version and is not an object to describe
+    pytest.importorskip("numpy")
+    import numpy as np
+
+    r = run("np.zeros(3)", {"np": np})
+    assert r["modules"] == [{"name": "np", "module": "numpy", "version": np.__version__}]
+
+
+def test_history_option_returns_executed_cells_in_order() -> None:
+    ns = {"In": ["", "a = 1", "b = a + 1"], "a": 1, "b": 2}
+    r = run("print(b)", ns, history=True)
+    assert r["history"] == ["a = 1", "b = 2"] or r["history"] == ["a = 1", "b = a + 1"]
+    assert r["history"] == ["a = 1", "b = a + 1"]
+    assert run("print(b)", ns)["history"] == []
+
+
+def test_lineage_follows_one_hop_back_through_the_history() -> None:
+    ns = {"In": ["", "raw = [3, 1, 2]\nvalues = sorted(raw)"], "raw": [3, 1, 2], "values": [1, 2, 3]}
+    r = run("print(values)", ns)
+    related = entry(r, "raw")
+    assert related["via"] == "values"
+
+
+# --------------------------------------------------------------------------------------------------
+# hostile objects: never run user code, never hang, never raise
+# --------------------------------------------------------------------------------------------------
+
+
+class Calls:
+    count = 0
+
+
+class Hostile:
+    """Every dunder a careless inspector would call misbehaves, and records that it was called."""
+
+    @property
+    def prop(self) -> int:
+        Calls.count += 1
+        raise RuntimeError("property ran")
+
+    def __getattr__(self, name: str) -> Any:
+        Calls.count += 1
+        return lambda *a, **k: None
+
+    def __repr__(self) -> str:
+        Calls.count += 1
+        time.sleep(3600)
+        return "never"
+
+    __str__ = __repr__
+
+    def __len__(self) -> int:
+        Calls.count += 1
+        raise RuntimeError("len ran")
+
+    def __eq__(self, other: object) -> bool:
+        Calls.count += 1
+        raise RuntimeError("eq ran")
+
+    __hash__ = object.__hash__
+
+    def __iter__(self) -> Any:
+        Calls.count += 1
+        raise RuntimeError("iter ran")
+
+
+def test_hostile_object_is_described_without_running_its_code() -> None:
+    Calls.count = 0
+    h = Hostile()
+    h.size = 3  # type: ignore[attr-defined]
+    ns = {"h": h, "items": [h, h], "table": {h: 1}}
+    t0 = time.perf_counter()
+    r = run("h.prop\nh.anything.deeper\nh['k']\nlen(items)\ntable[1]\nh == 1\nitems.remove(h)", ns)
+    assert time.perf_counter() - t0 < 5
+    assert Calls.count == 0
+    assert facts(entry(r, "h"))["attrs"] == {"size": 3}
+    assert "property" in facts(entry(r, "h.prop"))["note"]
+    assert "__getattr__" in facts(entry(r, "h.anything"))["note"]
+    assert entry(r, "items")["facts"]
+
+
+def test_self_referencing_list_and_dict_are_bounded() -> None:
+    a: list[Any] = [1]
+    a.append(a)
+    d: dict[str, Any] = {"k": 1}
+    d["self"] = d
+    r = run("print(a, d)", {"a": a, "d": d})
+    assert facts(entry(r, "a"))["len"] == 2
+    assert facts(entry(r, "d"))["keys"] == ["k", "self"]
+
+
+def test_ten_million_element_list_is_not_iterated() -> None:
+    big = list(range(10_000_000))
+    t0 = time.perf_counter()
+    r = run("big.sort()", {"big": big})
+    assert time.perf_counter() - t0 < 1.0
+    f = facts(entry(r, "big"))
+    assert f["len"] == 10_000_000 and len(f["items"]) <= 20
+
+
+def test_generator_is_not_advanced() -> None:
+    def gen() -> Any:
+        yield 1
+        yield 2
+
+    g = gen()
+    run("for v in g:\n    print(v)", {"g": g})
+    assert next(g) == 1
+
+
+def test_iterator_is_not_consumed() -> None:
+    it = iter([1, 2, 3])
+    run("list(it)", {"it": it})
+    assert list(it) == [1, 2, 3]
+
+
+def test_namespace_is_left_unchanged() -> None:
+    ns: dict[str, Any] = {"x": [1, 2], "y": {"a": 1}, "In": ["", "x = [1, 2]"]}
+    before = {k: (id(v), repr(v)) for k, v in ns.items()}
+    run("z = x + [y['a']]\nprint(undefined_name)", ns, docs=True, history=True)
+    assert {k: (id(v), repr(v)) for k, v in ns.items()} == before
+
+
+def test_no_output_and_no_warnings(capsys: pytest.CaptureFixture[str]) -> None:
+    class Noisy:
+        @property
+        def loud(self) -> int:
+            print("noise")
+            warnings.warn("noise", stacklevel=1)
+            return 1
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run("n.loud", {"n": Noisy()})
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+
+
+def test_bad_arguments_never_raise() -> None:
+    assert probe.run(None, None, {})["error"] == "source must be a str"  # type: ignore[arg-type]
+    r = probe.run("x", {"budget_ms": "fast", "max_columns": -5, "max_chars": True}, {"x": 1})
+    assert r["error"] is None and entry(r, "x")
+    assert probe.run("x", [], {"x": 1})["error"] is None  # type: ignore[arg-type]
+
+
+def test_time_budget_leaves_later_objects_type_only() -> None:
+    ns = {f"v{i}": list(range(50)) for i in range(30)}
+    src = "\n".join(f"print(v{i})" for i in range(30))
+    r = run(src, ns, budget_ms=1)
+    # a 1 ms budget cannot cover 30 objects on any machine, and the result still comes back
+    assert r["budget_exhausted"] is True
+    assert any(e["error"] == "time budget exhausted" for e in r["objects"])
+
+
+def test_nan_and_inf_become_strings() -> None:
+    r = run("print(a, b)", {"a": float("nan"), "b": [float("inf"), 1.0]})
+    assert facts(entry(r, "a"))["value"] == "nan"
+    assert facts(entry(r, "b"))["items"] == ["inf", 1.0]
+
+
+def test_callables_get_signatures() -> None:
+    def clean_text(text, lower=True):  # type: ignore[no-untyped-def]
+        return text
+
+    r = run("clean_text('x')", {"clean_text": clean_text})
+    assert facts(entry(r, "clean_text"))["signature"] == "(text, lower=True)"
