@@ -105,6 +105,9 @@ async def test_json_safe_in_process() -> None:
     safe = envelope.json_safe(raw)
     assert safe == {"v": ["nan", "inf", "-inf", 1.5], "t": [1, 2], "3": "<object>", "ok": None}
     json.dumps(safe, allow_nan=False)
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    json.dumps(envelope.json_safe({"cycle": cycle}), allow_nan=False)  # cut at a depth, not a crash
     clean = {"a": [1, "x", True]}
     assert envelope.json_safe(clean) is clean  # compliant results are passed through untouched
 

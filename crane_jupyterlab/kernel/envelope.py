@@ -92,7 +92,7 @@ def json_safe(value: dict[str, Any]) -> dict[str, Any]:
     which would reach the user's notebook as output.
     """
     try:
-        json.dumps(value, allow_nan=False)
+        json.dumps(value, allow_nan=False, check_circular=False)  # a cycle ends in RecursionError
     except (TypeError, ValueError, RecursionError):
         cleaned = _clean(value, 0)
         return cleaned if isinstance(cleaned, dict) else {ERROR_KEY: "probe result is not an object"}
