@@ -9,7 +9,6 @@ import importlib.util
 import json
 import math
 import shutil
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -143,11 +142,11 @@ async def test_concurrent_kernels_do_not_mix() -> None:
 
 
 async def test_timeout_on_busy_kernel_then_recovers(kc: AsyncKernelClient) -> None:
-    busy = kc.execute("import time; time.sleep(3)")
-    started = time.monotonic()
+    busy = kc.execute("import time; time.sleep(4)")
     with pytest.raises(client.KernelTimeout):
         await client.extract(kc, "time", timeout=0.5)
-    assert time.monotonic() - started < 2.5
+    with pytest.raises(TimeoutError):  # extract gave up while the kernel was still busy
+        await wait_reply(kc, busy, timeout=0.1)
     await wait_reply(kc, busy, timeout=30)
     # The late reply to the timed-out request is still queued: it must be skipped, not taken as ours.
     result = await client.extract(kc, "undefined_after_timeout", timeout=30)
@@ -269,9 +268,8 @@ for value in anything:
 async def test_hostile_objects_neither_crash_nor_hang() -> None:
     async with fresh_kernel() as (_, kc):
         await run_cell(kc, HOSTILE)
-        started = time.monotonic()
+        # A hang would end in KernelTimeout: the 60 s sleeps must never be entered.
         result = await client.extract(kc, HOSTILE_TARGET, timeout=20)
-        assert time.monotonic() - started < 20
         for name in ("props", "anything", "slow", "bad", "slow_len", "mock", "loop", "nest", "huge"):
             entry(result, name)  # each one described, if only by its type
         shows(entry(result, "huge"), "10000000")
