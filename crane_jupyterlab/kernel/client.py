@@ -71,7 +71,7 @@ class _Sources:
     def current(self) -> _Sources:
         paths = (_HERE / "probe.py", _HERE / "envelope.py")
         try:
-            stamp = tuple(n for p in paths for n in (p.stat().st_mtime_ns, p.stat().st_size))
+            stamp = tuple(n for st in map(Path.stat, paths) for n in (st.st_mtime_ns, st.st_size))
         except OSError as exc:
             raise ProbeError(f"probe source unavailable: {exc}") from exc
         if stamp != self._stamp:
