@@ -256,7 +256,9 @@ def _frame(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str]) -
     prefix = str(entry.get("expr"))
     names = facts.get("columns")
     n_cols = facts["shape"][1] if isinstance(facts.get("shape"), list) and len(facts["shape"]) == 2 else None
-    narrow = isinstance(n_cols, int) and n_cols <= _FRAME_DETAIL_COLUMNS
+    if not isinstance(n_cols, int):  # S switched off: judge by the columns described
+        n_cols = len([c for c in children if not c.get("missing")])
+    narrow = n_cols <= _FRAME_DETAIL_COLUMNS
     details: list[str] = []
     for child in children:
         col = _child_label(prefix, child)
@@ -289,7 +291,7 @@ def _frame(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str]) -
     nan_cols = facts.get("nan_columns")
     if isinstance(nan_cols, dict) and nan_cols and not narrow:
         parts.append("nan: " + ", ".join(f"{_column_name(k)} {v}" for k, v in nan_cols.items()))
-    elif not nan_cols and "V" in cats and "shape" in facts:
+    elif nan_cols == {} and not narrow:
         parts.append("no nan")
     if facts.get("sampled"):
         parts.append(f"(stats on {facts['sampled']} sampled rows)")

@@ -103,8 +103,9 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     for line in proc.stdout.splitlines():
         if line.startswith("@@RESULT@@"):
             return dict(json.loads(line[len("@@RESULT@@") :]))
+    error = f"child failed rc={proc.returncode}: {proc.stderr[-400:]}"
     return {"id": case["id"], "version": case["version"], "runtime_text": "", "extraction_ms": None,
-            "prediction": None, "error": f"child failed rc={proc.returncode}: {proc.stderr[-400:]}"}  # fmt: skip
+            "prediction": None, "error": error}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

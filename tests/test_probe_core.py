@@ -70,7 +70,8 @@ def test_probe_never_imports_a_library_the_kernel_did_not_have() -> None:
         p = importlib.util.module_from_spec(spec); sys.modules["p"] = p; spec.loader.exec_module(p)
         before = set(sys.modules)
         ns = {{"x": [1, 2, 3], "d": {{"a": 1}}}}
-        src = "import numpy as np\\nfrom sklearn.linear_model import Ridge\\nimport torch\\nnp.zeros(x)\\nd['a']"
+        src = "import numpy as np\\nfrom sklearn.linear_model import Ridge\\nimport torch\\n"
+        src += "np.zeros(x)\\nd['a']"
         r = p.run(src, {{"docs": True, "history": True}}, ns)
         heavy = {{"numpy", "pandas", "torch", "tensorflow", "keras", "sklearn", "scipy", "PIL", "matplotlib"}}
         print(json.dumps({{"new": sorted(m for m in set(sys.modules) - before if m.split(".")[0] in heavy),
@@ -150,7 +151,19 @@ def test_function_bodies_see_names_the_cell_binds_later() -> None:
 
 
 def test_walrus_and_match_bind_names() -> None:
-    src = "if (n := 3) > 2:\n    print(n)\nmatch n:\n    case [a, *rest]:\n        print(a, rest)\n    case {'k': v, **others}:\n        print(v, others)\n    case other:\n        print(other)"
+    src = textwrap.dedent(
+        """
+        if (n := 3) > 2:
+            print(n)
+        match n:
+            case [a, *rest]:
+                print(a, rest)
+            case {'k': v, **others}:
+                print(v, others)
+            case other:
+                print(other)
+        """
+    )
     assert run(src, {})["undefined"] == []
 
 

@@ -253,7 +253,7 @@ def _safe_repr(obj: Any, ctx: _Ctx, depth: int = 0, seen: set[int] | None = None
         seen.add(id(obj))
         parts: list[str] = []
         size = 0
-        items: Iterator[Any] = iter(obj.items()) if tp is dict else iter(obj)  # type: ignore[union-attr]
+        items: Iterator[Any] = iter(obj.items()) if tp is dict else iter(obj)
         n = len(obj)
         for i, item in enumerate(items):
             if i >= MAX_ITEMS or size > limit:
@@ -410,7 +410,7 @@ def _trusted_module(mod: Any) -> bool:
     return isinstance(name, str) and name.split(".", 1)[0] in TRUSTED_ROOTS
 
 
-def _is_unimported_submodule(d: dict[str, Any], name: str) -> bool:
+def _is_unimported_submodule(d: Mapping[str, Any], name: str) -> bool:
     paths = d.get("__path__")
     if not paths:
         return False
@@ -665,7 +665,7 @@ class _Scanner(ast.NodeVisitor):
             self.visit(node.elt)
         self.scopes.pop()
 
-    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension  # type: ignore
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
     def visit_MatchAs(self, node: ast.MatchAs) -> None:
         if node.pattern is not None:
@@ -736,7 +736,9 @@ class _Scanner(ast.NodeVisitor):
         while True:
             if isinstance(node, ast.Call):
                 node = node.func
-            elif (isinstance(node, ast.Attribute) and node.attr in COLUMN_KEEPING) or isinstance(node, ast.Subscript):
+            elif isinstance(node, ast.Subscript) or (
+                isinstance(node, ast.Attribute) and node.attr in COLUMN_KEEPING
+            ):
                 node = node.value
             else:
                 break
@@ -780,7 +782,7 @@ class _Scanner(ast.NodeVisitor):
             node, scopes = self.deferred.pop(0)
             saved = self.scopes
             self.scopes = scopes
-            body = [node.body] if isinstance(node, ast.Lambda) else node.body
+            body: list[Any] = [node.body] if isinstance(node, ast.Lambda) else list(getattr(node, "body", []))
             for stmt in body:
                 self.visit(stmt)
             self.scopes = saved
@@ -938,11 +940,9 @@ def _sum_callable(obj: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any])
 
 
 def _signature(obj: Any) -> str | None:
-    if not (
-        inspect.isfunction(obj) or inspect.isbuiltin(obj) or inspect.ismethod(obj) or _trusted(type(obj))
-    ):
-        if not inspect.isclass(obj):
-            return None
+    plain = inspect.isfunction(obj) or inspect.isbuiltin(obj) or inspect.ismethod(obj) or inspect.isclass(obj)
+    if not plain and not _trusted(type(obj)):
+        return None  # inspect.signature would read __signature__ through a user __getattr__
     if inspect.isclass(obj) and not _trusted(obj) and "__signature__" in _module_dict(obj):
         return None
     try:
@@ -1083,8 +1083,7 @@ def _sum_frame(df: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
     scan = sample if n_cols <= 500 else sample.iloc[:, :500]
     nan = scan.isna().sum()
     nan_cols = {_label(k, ctx): int(v) for k, v in nan.items() if v}
-    if nan_cols:
-        _add(e, "V", "nan_columns", dict(list(nan_cols.items())[:30]))
+    _add(e, "V", "nan_columns", dict(list(nan_cols.items())[:30]))  # {} says "no NaN anywhere"
     wanted = [w for w in hints.get("columns", []) if not isinstance(w, (list, tuple))]
     # natural order for the first max_columns, then the named columns beyond them (or missing)
     chosen: list[Any] = list(dict.fromkeys(cols[: ctx.max_columns].tolist()))
@@ -1364,10 +1363,8 @@ def _sum_loader(dl: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) ->
     if sampler is not None:
         _add(e, "V", "shuffle", type(sampler).__name__ == "RandomSampler")
     collate = d.get("collate_fn")
-    if (
-        (collate is not None
-        and not _trusted(type(collate)))
-        or (inspect.isfunction(collate) and _root_of_function(collate) not in TRUSTED_ROOTS)
+    if (collate is not None and not _trusted(type(collate))) or (
+        inspect.isfunction(collate) and _root_of_function(collate) not in TRUSTED_ROOTS
     ):
         _add(e, "R", "collate_fn", getattr(collate, "__name__", "custom"))
     ds = d.get("dataset")
@@ -1636,9 +1633,9 @@ def _short(v: Any, ctx: _Ctx) -> Any:
         type(v) in (list, tuple)
         and len(v) <= MAX_ITEMS
         and all(type(x) in (bool, int, float, str) for x in v)
+        and sum(len(str(x)) for x in v) <= ctx.max_chars * 2
     ):
-        if sum(len(str(x)) for x in v) <= ctx.max_chars * 2:
-            return [x if type(x) is not str else x[: ctx.max_chars] for x in v]
+        return [x if type(x) is not str else x[: ctx.max_chars] for x in v]
     if type(v) in (list, tuple, set, frozenset, dict):
         text = _safe_repr(v, ctx)
         return f"<{text}>" if len(text) <= ctx.max_chars else f"<{type(v).__name__} len {len(v)}>"
@@ -1953,9 +1950,9 @@ def _lineage(history: list[str], present: list[str], ns: dict[str, Any]) -> list
                         done.add(name)
     for name in wanted:
         for src in found.get(name, []):
-            if src != name and src in ns and src not in present and not _skip_lineage(ns[src]):
-                if src not in [o for o, _ in out]:
-                    out.append((src, name))
+            related = src != name and src in ns and src not in present and not _skip_lineage(ns[src])
+            if related and src not in [o for o, _ in out]:
+                out.append((src, name))
     return out
 
 
