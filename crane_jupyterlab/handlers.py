@@ -15,7 +15,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from pydantic import BaseModel, ValidationError
 
-from .service import AnalysisError, AnalyzeRequest, StatusReply, Superseded, key_status
+from .service import AnalysisError, AnalyzeRequest, AnalyzeResult, StatusReply, Superseded, key_status
 
 if TYPE_CHECKING:
     from .app import CraneExtension
@@ -37,6 +37,14 @@ class CraneHandler(ExtensionHandlerMixin, APIHandler):
 class AnalyzeHandler(CraneHandler):
     """Analyze one cell against the live kernel of its notebook."""
 
+    _task: asyncio.Future[AnalyzeResult] | None = None
+    _gone = False
+
+    def on_connection_close(self) -> None:
+        self._gone = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
     @tornado.web.authenticated
     async def post(self) -> None:
         try:
@@ -52,8 +60,15 @@ class AnalyzeHandler(CraneHandler):
             message = f"{where}: {first['msg']}"
             self.reply(StatusReply(status="error", message=message, field=where), 400, True)
             return
+        # A task, so a client that goes away (the cell was edited, the page closed) cancels the work
+        # and the model call with it.
+        self._task = asyncio.ensure_future(self.crane.service.analyze(request))
         try:
-            result = await self.crane.service.analyze(request)
+            result = await self._task
+        except asyncio.CancelledError:
+            if self._gone:
+                return  # on_connection_close cancelled it: nobody is listening
+            raise
         except Superseded:
             self.reply(StatusReply(status="superseded"), 200, True)
             return

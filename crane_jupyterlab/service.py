@@ -524,7 +524,14 @@ class AnalysisService:
             "docs": eff.docs,
             "history": True,
         }
-        runtime, extraction_ms = await self._extract(link, request.source, options)
+        try:
+            runtime, extraction_ms = await self._extract(link, request.source, options)
+        except ExtractionTimeout:
+            # The usual cause: user code started right after our busy check and the probe queued
+            # behind it. That is a busy kernel, not a broken one.
+            if getattr(link.kernel, "execution_state", None) == "busy":
+                raise KernelBusy("the kernel started running code") from None
+            raise
 
         parts = self.parts
         history = [c for c in runtime.get("history") or [] if isinstance(c, str)]

@@ -204,7 +204,10 @@ async def test_llm_failure_keeps_facts_and_findings_and_the_key_leaks_nowhere(
     assert code == 200 and ok["verdict"]["source"] == "both"
     bodies.append(json.dumps(ok))
 
+    sent = len(llm_stub.requests)
     code, no_finding = await analyze(jp_fetch, k.id, "df['a']", settings={"votes": 3})
+    assert code == 200 and no_finding["verdict"]["votes"] == [True, True, True]
+    assert len(llm_stub.requests) == sent + 3
     llm_stub.default = Reply(status=500)
     code, failed = await analyze(jp_fetch, k.id, "df['a'] + 1")
     assert code == 200 and failed["status"] == "llm_error" and failed["verdict"] is None
@@ -244,3 +247,32 @@ async def test_a_newer_request_supersedes_the_older(jp_fetch: Any, kernels: Any,
     code, body = await older
     assert (code, body) == (200, {"status": "superseded"})
     assert time.perf_counter() - started < 5  # long before the stub's 15 s reply
+
+
+async def test_a_client_that_goes_away_cancels_the_analysis(
+    jp_fetch: Any, kernels: Any, llm_stub: Any, crane_ext: Any
+) -> None:
+    k = await kernels.start("a = 1")
+    assert (await analyze(jp_fetch, k.id, "a"))[0] == 200  # litellm imported: the next call is quick
+    llm_stub.latency = 20
+    body = json.dumps({"kernel_id": k.id, "source": "a + 1"})
+    with pytest.raises(Exception, match="Timeout"):
+        await jp_fetch("crane", "analyze", method="POST", body=body, request_timeout=3)
+    assert len(llm_stub.requests) == 2
+    deadline = time.monotonic() + 5
+    while crane_ext.service._tasks and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not crane_ext.service._tasks  # cancelled long before the model's 20 s answer
+
+
+async def test_docs_setting_grounds_the_prompt_in_api_docs(
+    jp_fetch: Any, kernels: Any, llm_stub: Any
+) -> None:
+    k = await kernels.start("import numpy as np\nx = np.zeros((3, 4))")
+    code, body = await analyze(jp_fetch, k.id, "y = np.reshape(x, (5, 3))", settings={"docs": True})
+    assert code == 200 and body["status"] == "ok"
+    assert any(d["call"].endswith("reshape") for d in body["runtime"]["docs"])
+    prompt = llm_stub.requests[-1]["body"]["messages"][-1]["content"]
+    assert "API documentation" in prompt and "reshape" in prompt.split("API documentation")[1]
+    code, body = await analyze(jp_fetch, k.id, "y = np.reshape(x, (6, 2))")  # docs off by default
+    assert "API documentation" not in llm_stub.requests[-1]["body"]["messages"][-1]["content"]
