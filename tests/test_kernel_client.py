@@ -350,6 +350,82 @@ async def test_torch(kc: AsyncKernelClient) -> None:
     shows(entry(result, "net"), "Sequential", "Linear")
 
 
+MORE = [
+    pytest.param(
+        "builtins",
+        "import os\n"
+        "def scale(values, factor=2):\n    return [v * factor for v in values]\n"
+        "squares = (i * i for i in range(5))\nspan = range(3, 30, 3)\ntags = {'a', 'b'}\npair = (1, 'x')",
+        "os.path.join(scale(list(span)), next(squares), tags, pair)",
+        {"scale": ["factor"], "squares": ["generator"], "span": ["range"],
+         "tags": ["set"], "pair": ["tuple"]},
+        id="builtins",
+    ),
+    pytest.param(
+        "torch",
+        "import torch\nfrom torch.utils.data import Dataset, IterableDataset, TensorDataset\n"
+        "small = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(small.parameters(), lr=0.25)\n"
+        "tds = TensorDataset(torch.zeros(6, 2), torch.zeros(6))\n"
+        "class Stream(IterableDataset):\n    def __iter__(self):\n        yield from range(3)\n"
+        "class Pairs(Dataset):\n    def __len__(self):\n        return 7\n"
+        "    def __getitem__(self, i):\n        return i, i\n"
+        "stream, pairs = Stream(), Pairs()",
+        "opt.step()\ntds[0]\nlist(stream)\npairs[8]",
+        {"opt": ["SGD", "0.25"], "tds": ["TensorDataset", "6"], "stream": ["Stream"],
+         "pairs": ["Pairs", "7"]},
+        id="torch-data",
+    ),
+    pytest.param(
+        "scipy",
+        "import numpy as np, scipy.sparse\nsp = scipy.sparse.csr_matrix(np.eye(4))",
+        "sp @ sp",
+        {"sp": ["4, 4", "csr"]},
+        id="scipy-sparse",
+    ),
+    pytest.param(
+        "PIL", "from PIL import Image\nimg = Image.new('RGB', (5, 3))", "img.resize((2, 2))",
+        {"img": ["5, 3", "RGB"]}, id="pil",
+    ),
+    pytest.param(
+        "matplotlib",
+        "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nplt.close(fig)",
+        "ax.plot([1, 2])\nfig.savefig('x.png')",
+        {"fig": ["Figure"], "ax": ["Axes"]},
+        id="matplotlib",
+    ),
+    pytest.param(
+        "statsmodels",
+        "import numpy as np, statsmodels.api as sm\n"
+        "ols = sm.OLS(np.arange(5.0), sm.add_constant(np.arange(5.0) ** 2)).fit()",
+        "ols.predict([1, 2])",
+        {"ols": ["Results"]},
+        id="statsmodels",
+    ),
+    pytest.param(
+        "seaborn",
+        "import pandas as pd, seaborn as sns, matplotlib.pyplot as plt\n"
+        "grid = sns.FacetGrid(pd.DataFrame({'a': [1, 2], 'b': [3, 4]}), col='a')\nplt.close('all')",
+        "grid.map(plt.scatter, 'a', 'b')",
+        {"grid": ["FacetGrid"]},
+        id="seaborn",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("library", "setup", "target", "expected"), MORE)
+async def test_more_summarizers(
+    kc: AsyncKernelClient, library: str, setup: str, target: str, expected: dict[str, list[str]]
+) -> None:
+    if library != "builtins" and importlib.util.find_spec(library) is None:
+        pytest.skip(f"{library} is not installed")
+    await run_cell(kc, setup)
+    result = await client.extract(kc, target)
+    for expr, tokens in expected.items():
+        found = entry(result, expr)
+        assert found["error"] is None, found
+        shows(found, *tokens)
+
+
 @needs("tensorflow")
 async def test_tensorflow() -> None:
     async with fresh_kernel() as (_, kc):
@@ -364,6 +440,11 @@ async def test_tensorflow() -> None:
         result = await client.extract(kc, "model(tt)\nmodel.fit(tt, tt)", timeout=30)
         shows(entry(result, "tt"), "2, 5", "float32")
         shows(entry(result, "model"), "Sequential", "Dense")
+        await run_cell(kc, "batches = tf.data.Dataset.from_tensor_slices(tf.zeros((6, 2))).batch(2)")
+        result = await client.extract(kc, "for b in batches:\n    model(b)", timeout=30)
+        found = entry(result, "batches")
+        assert found["error"] is None
+        shows(found, "Dataset")
 
 
 # --- jupyter_server's kernel manager ----------------------------------------------------------------
