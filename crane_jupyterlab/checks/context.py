@@ -45,6 +45,50 @@ class CellContext:
         return self.view.get(ast.unparse(node))
 
 
+    def class_path(self, func: ast.expr, site: Site) -> str | None:
+        """Dotted path of the library callable `func` names at `site`, e.g. `sklearn.svm.SVC`.
+
+        From an import in this cell, a kernel class whose defining module is known, or an attribute
+        of a module alias (`sm.OLS` -> `statsmodels.OLS`: the top package and the name).
+        """
+        parts: list[str] = []
+        node = func
+        while isinstance(node, ast.Attribute):
+            parts.insert(0, node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        name = node.id
+        base = site.imported(name)
+        if base is None and site.pristine(name):
+            module = self.view.modules.get(name)
+            info = self.view.get(name)
+            if module is not None:
+                base = module.module
+            elif info is not None and info.path and not parts:
+                base = info.path
+        if base is None:
+            return None
+        return ".".join([base, *parts])
+
+    def made_here(self, node: ast.expr, site: Site) -> tuple[ObjInfo, ast.Call] | None:
+        """A library object the cell itself creates: `LogisticRegression(...)` or a name bound to one.
+
+        The object is fresh (e.g. an estimator not fitted yet); its type is the callable's path.
+        """
+        call: ast.Call | None = None
+        if isinstance(node, ast.Call):
+            call = node
+        elif isinstance(node, ast.Name):
+            call = site.made_by(node.id)
+        if call is None:
+            return None
+        path = self.class_path(call.func, site)
+        if path is None:
+            return None
+        return ObjInfo(expr=ast.unparse(node), type=path), call
+
+
 def const_str(node: ast.expr | None) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value

@@ -79,6 +79,16 @@ class Site:
     touched: frozenset[str]
     deleted: frozenset[str]
     barrier: bool
+    imports: tuple[tuple[str, str], ...] = ()  # names bound by an import in this cell, still current
+    constructed: tuple[tuple[str, ast.Call], ...] = ()  # names bound to `name = Call(...)`, untouched since
+
+    def imported(self, name: str) -> str | None:
+        """The dotted path `name` was imported as in this cell (`pd` -> `pandas`), if it still is."""
+        return dict(self.imports).get(name)
+
+    def made_by(self, name: str) -> ast.Call | None:
+        """The call whose result `name` holds, unchanged since (`clf = LogisticRegression()`)."""
+        return None if self.barrier else dict(self.constructed).get(name)
 
     def pristine(self, name: str) -> bool:
         """True when `name` still denotes the kernel's object, unchanged, at this site."""
@@ -160,6 +170,8 @@ class _State:
     touched: set[str] = field(default_factory=set)
     deleted: set[str] = field(default_factory=set)
     barrier: bool = False
+    imports: dict[str, str] = field(default_factory=dict)  # name -> dotted path it was imported as
+    constructed: dict[str, ast.Call] = field(default_factory=dict)  # name -> the call that made it
 
 
 class _Walker:
@@ -175,8 +187,13 @@ class _Walker:
     def bind(self, name: str) -> None:
         self.library_names.discard(name)
         self.s.bound.add(name)
-        self.s.touched.add(name)
+        self.touch(name)
         self.s.deleted.discard(name)
+        self.s.imports.pop(name, None)
+
+    def touch(self, name: str) -> None:
+        self.s.touched.add(name)
+        self.s.constructed.pop(name, None)
 
     def record(self, node: ast.expr) -> None:
         s = self.s
@@ -189,6 +206,8 @@ class _Walker:
                 frozenset(s.touched),
                 frozenset(s.deleted),
                 s.barrier,
+                tuple(s.imports.items()),
+                tuple(s.constructed.items()),
             )
         )
 
@@ -213,6 +232,9 @@ class _Walker:
                 self.store(target)
                 if made_by_library and isinstance(target, (ast.Name, ast.Tuple, ast.List)):
                     self.library_names.update(_target_names(target))
+            single = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            if single and self.s.certain and isinstance(node.value, ast.Call):
+                self.s.constructed[node.targets[0].id] = node.value
         elif isinstance(node, ast.AugAssign):
             self.expr(_as_load(node.target))  # `x += 1` reads x (and `df['a'] += 1` reads df['a'])
             self.expr(node.value)
@@ -280,7 +302,7 @@ class _Walker:
             outer_bound = set(self.s.bound)
             self.block(node.body)
             self.s.bound = outer_bound | {node.name}
-            self.s.touched.add(node.name)
+            self.touch(node.name)
             self.user_callables.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
@@ -290,11 +312,17 @@ class _Walker:
                 name = alias.asname or alias.name.split(".")[0]
                 self.bind(name)
                 self.library_names.add(name)
+                if not self.s.certain:
+                    continue  # a conditional import leaves the name's meaning open
+                if isinstance(node, ast.Import):
+                    self.s.imports[name] = alias.name if alias.asname else name
+                elif node.module and not node.level:
+                    self.s.imports[name] = f"{node.module}.{alias.name}"
         elif isinstance(node, ast.Delete):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     self.expr(_as_load(target))  # `del x` fails when x is unbound
-                    self.s.touched.add(target.id)
+                    self.touch(target.id)
                     self.library_names.discard(target.id)
                     if self.s.certain:  # certainly unbound from here on
                         self.s.bound.discard(target.id)
@@ -367,7 +395,7 @@ class _Walker:
     def touch_root(self, node: ast.expr) -> None:
         name = root_name(node)
         if name is not None:
-            self.s.touched.add(name)
+            self.touch(name)
 
     # ----- expressions ---------------------------------------------------------------------------
     def expr(self, node: ast.expr) -> None:  # noqa: C901 - one branch per expression kind
@@ -429,17 +457,17 @@ class _Walker:
         if isinstance(func, ast.Attribute):
             receiver = root_name(func.value)
             if receiver is not None and (func.attr not in PURE_METHODS or _truthy_inplace(call)):
-                self.s.touched.add(receiver)
+                self.touch(receiver)
         pure_callee = isinstance(func, ast.Name) and func.id in PURE_BUILTINS
         if not pure_callee:
             for arg in [*call.args, *(kw.value for kw in call.keywords)]:
                 value = arg.value if isinstance(arg, ast.Starred) else arg
                 if isinstance(value, ast.Name):
-                    self.s.touched.add(value.id)
+                    self.touch(value.id)
                 elif isinstance(value, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
                     for sub in ast.walk(value):
                         if isinstance(sub, ast.Name):
-                            self.s.touched.add(sub.id)
+                            self.touch(sub.id)
 
     def opaque(self, call: ast.Call) -> bool:
         """True when the call may run code of the user's (which can change any global)."""

@@ -62,6 +62,9 @@ def _info(expr: str, rec: dict[str, Any]) -> ObjInfo:
         info.dtype = rec["dtype"]
         info.facts.append(f"{expr}.dtype = {info.dtype}")
     info.length = _int(rec.get("length"))
+    if rec.get("has_nan") is True:
+        info.has_nan = True
+        info.facts.append(f"{expr} contains NaN")
     value_range = rec.get("value_range") or (rec.get("value_info") or {}).get("value_range")
     if isinstance(value_range, list) and len(value_range) == 2:
         info.min, info.max = _num(value_range[0]), _num(value_range[1])
@@ -165,7 +168,7 @@ def bound_anywhere(cells: Iterable[str]) -> tuple[set[str], bool]:
 
 
 def module_aliases(cells: Iterable[str]) -> dict[str, str]:
-    """Aliases that every executed cell binds only by importing one module: `pd` -> `pandas`."""
+    """Names every executed cell binds only by one import: `pd` -> `pandas`, `SVC` -> `sklearn.svm.SVC`."""
     imported: dict[str, set[str]] = {}
     other: set[str] = set()
     for source in cells:
@@ -179,6 +182,9 @@ def module_aliases(cells: Iterable[str]) -> dict[str, str]:
                     name = alias.asname or alias.name.split(".")[0]
                     top = alias.name if alias.asname else alias.name.split(".")[0]
                     imported.setdefault(name, set()).add(top)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
             elif isinstance(node, ast.ImportFrom):
                 other.update(a.asname or a.name for a in node.names)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -207,6 +213,8 @@ def from_junobench(record: dict[str, Any] | None, source: str, executed_cells: l
         info = _info(expr, rec)
         if info.type == "module":
             view.modules[expr] = ModuleInfo(expr, aliases.get(expr, expr), None)
+        elif expr in aliases and info.type in ("type", "function", "abc.ABCMeta"):
+            info.module, info.path = aliases[expr].rsplit(".", 1)[0], aliases[expr]
         view.objects[expr] = info
         for column in _columns(expr, rec):
             view.objects.setdefault(column.expr, column)

@@ -70,6 +70,9 @@ class ObjInfo:
     min: float | None = None
     max: float | None = None
     nan: int | None = None  # count of missing values (> 0 proves there are some, even on a sample)
+    has_nan: bool | None = None  # True: some value is missing (a DataFrame's nan_columns, an array's nan)
+    module: str | None = None  # defining module of a class or function (where it comes from)
+    path: str | None = None  # full dotted path of a class or function: module + qualified name
     examples: list[Any] | None = None  # some actual values (a sample: never proof of absence)
     children: list[str] = field(default_factory=list)  # exprs of the parts (layers of a model, ...)
     layer: dict[str, Any] = field(default_factory=dict)  # torch layer sizes: in_features, in_channels, ...
@@ -162,7 +165,10 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     info.facts = [f"{expr}.{k} = {v}" for k, v in f.items() if k != "repr"]
     module = f.get("module")
     if isinstance(module, str):
+        info.module = module
         info.user_code = module.split(".", 1)[0] == "__main__"
+        if isinstance(f.get("qualname"), str):
+            info.path = f"{module}.{f['qualname']}"
     elif info.type.startswith("__main__."):
         info.user_code = True
     info.shape = _shape(f.get("shape"))
@@ -170,6 +176,9 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     info.length = _int(f.get("len"))
     info.min, info.max = _num(f.get("min")), _num(f.get("max"))
     info.nan = _int(f.get("nan"))
+    nan_columns = f.get("nan_columns")
+    if (info.nan or 0) > 0 or (isinstance(nan_columns, dict) and any(_int(v) for v in nan_columns.values())):
+        info.has_nan = True
     examples = list(f["examples"]) if isinstance(f.get("examples"), list) else []
     counts = f.get("counts")
     if isinstance(counts, list):

@@ -32,6 +32,10 @@ NO_OWN_FIT_STATE = ("Pipeline", "FeatureUnion", "FunctionTransformer", "Normaliz
 # Estimators that accept X with another number of columns than at fit time.
 NO_FEATURE_CHECK = ("Dummy", "Vectorizer", "FunctionTransformer", "ColumnTransformer", "Pipeline", "Union",
                     "Hasher", "Isotonic")  # fmt: skip
+# Classes that may wrap an already fitted estimator, or that hold no fitted state of their own.
+META_OR_PREFIT = (*NO_OWN_FIT_STATE, "Frozen", "SearchCV", "Calibrated", "SelectFromModel", "Stacking", "Voting",
+                  "Bagging", "OneVs", "MultiOutput", "Chain", "TransformedTarget", "ColumnTransformer",
+                  "SequentialFeatureSelector", "RFE")  # fmt: skip
 # NotFittedError derives from both.
 NOT_FITTED_BASES = ("ValueError", "AttributeError")
 
@@ -103,6 +107,21 @@ def _feature_mismatch(est: ObjInfo, x: ObjInfo, call: ast.Call, site: Site) -> F
     return None
 
 
+def _fresh(ctx: CellContext, node: ast.expr, site: Site) -> ObjInfo | None:
+    """An estimator this cell constructs and has not touched since: certainly not fitted yet."""
+    made = ctx.made_here(node, site)
+    if made is None:
+        return None
+    info, call = made
+    cls = type_class(info.type)
+    if not info.type.startswith("sklearn.") or any(part in cls for part in META_OR_PREFIT):
+        return None
+    if any(kw.arg in (None, "prefit", "cv") for kw in call.keywords):
+        return None  # prefit/cv='prefit' wrappers, or **kwargs we cannot see
+    info.fitted = False
+    return info
+
+
 def check(ctx: CellContext) -> Iterator[Finding]:
     for site in ctx.certain(ast.Call):
         call = site.node
@@ -110,6 +129,8 @@ def check(ctx: CellContext) -> Iterator[Finding]:
         if not isinstance(call.func, ast.Attribute) or call.func.attr not in NEEDS_FIT:
             continue
         est = ctx.value_of(call.func.value, site)
+        if est is None:
+            est = _fresh(ctx, call.func.value, site)
         if est is None or not est.is_sklearn:
             continue
         finding = _unfitted(est, call.func.attr, call, site)
