@@ -152,7 +152,7 @@ def test_checks_backend_fills_predictions(tmp_path: Path) -> None:
         },
     )
     out = tmp_path / "results.jsonl"
-    assert cli.main(["live", "--cases", str(cases), "--out", str(out), "--backend", "checks"]) == 0
+    assert cli.main(["live", "--cases", str(cases), "--out", str(out), "--backend", "checks", "--docs"]) == 0
     (row,) = rows(out)
     assert set(row["prediction"]) == {"detection", "reasoning", "source"}
     assert row["prediction"]["detection"] is True

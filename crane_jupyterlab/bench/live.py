@@ -40,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--categories", default="SRV", help="runtime fact categories to render (subset of SRV)")
     p.add_argument("--ids", default="*", help="glob on the case id, or on id/version (default: all)")
     p.add_argument("--max-columns", type=int, help="probe option max_columns")
+    p.add_argument(
+        "--docs", action="store_true", help="+D: collect API docs in the kernel and send them to the backend"
+    )
     p.add_argument("--jobs", type=int, default=2, help="kernels run at the same time (default 2)")
     p.add_argument("--cell-timeout", type=float, default=300.0, help="seconds per executed cell")
     p.add_argument("--extract-timeout", type=float, default=30.0, help="seconds for the extraction")
@@ -210,6 +213,8 @@ async def run_case(
     options: dict[str, Any] = {}
     if args.max_columns is not None:
         options["max_columns"] = args.max_columns
+    if args.docs:
+        options["docs"] = True
     try:
         with tempfile.TemporaryDirectory(prefix="crane-live-", ignore_cleanup_errors=True) as cwd:
             async with fresh_kernel(cwd=cwd) as (_, kc):
@@ -237,24 +242,26 @@ async def run_case(
         return row
     if backend is not None:
         try:
-            row["prediction"] = await _predict(backend, case, row["runtime_text"], result, args.setting)
+            row["prediction"] = await _predict(backend, case, row["runtime_text"], result, args)
         except Exception as exc:  # one failing request must not end the other cases' run
             row["error"] = f"predict: {type(exc).__name__}: {exc}"
     return row
 
 
 async def _predict(
-    backend: Any, case: dict[str, Any], runtime_text: str, result: dict[str, Any], setting: str
+    backend: Any, case: dict[str, Any], runtime_text: str, result: dict[str, Any], args: argparse.Namespace
 ) -> dict[str, Any]:
     from ..models import PredictionRequest
+    from ..prompt import render_docs
 
-    with_runtime = setting == "+RT"
+    with_runtime = args.setting == "+RT"
     request = PredictionRequest(
         case_id=f"{case['id']}/{case['version']}",
         executed_cells=case["executed_cells"],
         target_cell=case["target_cell"],
         runtime_text=runtime_text if with_runtime else None,
         runtime=result if with_runtime else None,
+        docs_text=render_docs(result["docs"]) if args.docs and result.get("docs") else None,
     )
     verdict = await backend.predict(request)
     return {"detection": verdict.detection, "reasoning": verdict.reasoning, "source": verdict.source}
