@@ -178,3 +178,38 @@ def test_speed_measures_a_small_scenario() -> None:
 def test_speed_refuses_unknown_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["speed", "--scenarios", "typical,huge"]) == 2
     assert "huge" in capsys.readouterr().err
+
+
+def test_litellm_backend_sees_runtime_only_with_plus_rt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the real litellm backend to a stub server (the network edge): the value below exists only
+    at runtime, so only +RT prompts carry it."""
+    from llm_stub import StubLLM, answer
+
+    def rule(body: dict[str, Any]) -> Any:
+        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        return answer("zebrara4921" in prompt, "read the runtime")
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    cases = write_cases(
+        tmp_path / "cases.jsonl",
+        {
+            "id": "own_04",
+            "version": "buggy",
+            "executed_cells": ["marker = 'zeb' + 'ra' * 2 + str(4921)"],
+            "target_cell": "int(marker)",
+        },
+    )
+    detections = {}
+    with StubLLM(rule) as stub:
+        for setting in ("+RT", "-RT"):
+            out = tmp_path / f"results{setting}.jsonl"
+            argv = ["live", "--cases", str(cases), "--out", str(out), "--backend", "litellm"]
+            argv += ["--model", "openai/stub", "--api-base", stub.url, f"--setting={setting}"]
+            assert cli.main(argv) == 0
+            (row,) = rows(out)
+            assert "zebrara4921" in row["runtime_text"]  # extracted either way, for the score
+            assert row["prediction"]["source"] == "llm"
+            detections[setting] = row["prediction"]["detection"]
+    assert detections == {"+RT": True, "-RT": False}
