@@ -36,6 +36,11 @@ export class CellChecks implements ICellChecks, IDisposable {
     return this._records.get(cellId);
   }
 
+  /** Ids of the cells with a record. */
+  cellIds(): string[] {
+    return [...this._records.keys()];
+  }
+
   /** Store the latest record of a cell; finished checks also enter the history. */
   set(record: ICheckRecord): void {
     this._records.set(record.cellId, record);

@@ -260,13 +260,14 @@ export class NotebookWatcher implements IDisposable {
     if (change.type !== 'remove' && change.type !== 'set') {
       return;
     }
+    // `oldValues` of a removal may hold disposed models: compare ids with the cells left instead.
     const alive = new Set<string>();
-    for (const model of this._cells ?? []) {
+    for (const model of sender) {
       alive.add(model.id);
     }
-    for (const model of change.oldValues) {
-      if (!alive.has(model.id)) {
-        this._forget(model.id);
+    for (const cellId of this.checks.cellIds()) {
+      if (!alive.has(cellId)) {
+        this._forget(cellId);
       }
     }
   }
