@@ -9,6 +9,7 @@ from the verdict cache). Per request:
 
 i.e. HTTP on localhost, auth, body validation, the per-kernel lock, rendering the runtime text, the
 deterministic checks, assembling and serialising the answer. Reported: p50/p95; goal p50 <= 50 ms.
+For scale, an authenticated GET /api/status (jupyter_server's own floor) is timed after each request.
 Without --model the checks decide (no model call); point --model/--api-base at any OpenAI-compatible
 server to include the LLM path (e.g. `python tests/llm_stub.py --port 8099` and
 `--model openai/stub --api-base http://127.0.0.1:8099/v1`); prompt building then counts as model call.
@@ -89,6 +90,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             await kc.wait_for_ready(timeout=120)
             await run_cell(kc, scenario.setup, timeout=600)
             url = f"http://127.0.0.1:{port}{app.base_url}crane/analyze"
+            status_url = f"http://127.0.0.1:{port}{app.base_url}api/status"
             headers = {"Authorization": f"token {token}"}
             rows = []
             for i in range(args.warmup + args.requests):
@@ -102,6 +104,10 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                 reply = json.loads(response.body)
                 if i >= args.warmup:
                     rows.append(_row(client_ms, reply))
+                    # jupyter_server's own floor: an authenticated GET of a trivial endpoint.
+                    started = time.perf_counter()
+                    await client.fetch(status_url, headers=headers, request_timeout=60)
+                    rows[-1]["baseline_ms"] = (time.perf_counter() - started) * 1000
         finally:
             if kc is not None:
                 kc.stop_channels()
@@ -160,7 +166,7 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 
 def _summary(args: argparse.Namespace, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    keys = ("client_ms", "kernel_ms", "llm_ms", "overhead_ms", "service_overhead_ms")
+    keys = ("client_ms", "kernel_ms", "llm_ms", "overhead_ms", "service_overhead_ms", "baseline_ms")
     stats = {key: _percentiles([r[key] for r in rows]) for key in keys}
     return {
         "scenario": args.scenario,
@@ -180,6 +186,7 @@ def table(report: dict[str, Any]) -> str:
         "llm_ms": "model call",
         "overhead_ms": "server overhead",
         "service_overhead_ms": "  of which inside the service",
+        "baseline_ms": "GET /api/status (server floor)",
     }
     lines = [
         f"scenario {report['scenario']}, model {report['model'] or 'none (checks only)'}, "
