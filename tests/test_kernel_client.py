@@ -153,6 +153,27 @@ async def test_timeout_on_busy_kernel_then_recovers(kc: AsyncKernelClient) -> No
     assert result["undefined"] == ["undefined_after_timeout"]
 
 
+async def test_request_aborted_by_a_failing_cell_is_retried(kc: AsyncKernelClient) -> None:
+    # ipykernel aborts what is queued behind a failing cell, our request included; the retry answers.
+    await client.extract(kc, "x")  # installed: one request per attempt from here on
+    kc.execute("import time; time.sleep(1); 1 / 0")
+    sent = []
+    execute = kc.execute
+
+    def spy(*args: Any, **kwargs: Any) -> str:
+        sent.append(kwargs.get("user_expressions"))
+        msg_id: str = execute(*args, **kwargs)
+        return msg_id
+
+    kc.execute = spy  # type: ignore[method-assign]
+    try:
+        result = await client.extract(kc, "undefined_after_abort", timeout=30)
+    finally:
+        del kc.execute
+    assert result["undefined"] == ["undefined_after_abort"]
+    assert len(sent) == 2  # the aborted attempt and the retry
+
+
 async def test_restart_reinstalls_transparently() -> None:
     async with fresh_kernel() as (km, kc):
         await run_cell(kc, "before = 1")

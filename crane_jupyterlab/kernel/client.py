@@ -116,18 +116,36 @@ async def extract(
             f"another extraction on this client did not finish within {timeout:g} s"
         ) from None
     try:
-        # Looking the module up with .get() keeps a missing module from raising in the kernel.
-        lookup = (
-            f"(lambda m: None if m is None else m.{call})(__import__('sys').modules.get({sources.key!r}))"
-        )
-        result: dict[str, Any] | None = await _evaluate(kc, lookup, deadline, timeout)
-        if result is None:
-            result = await _evaluate(kc, f"{sources.install_prefix}.{call}", deadline, timeout)
-        if result is None:
-            raise ProbeError("the probe module did not install")
-        return result
+        try:
+            return await _lookup_or_install(kc, sources, call, deadline, timeout)
+        except _Aborted:
+            # A user cell queued before ours failed and ipykernel aborted the queue; the kernel is
+            # free again, so one more try is not a guess.
+            try:
+                return await _lookup_or_install(kc, sources, call, deadline, timeout)
+            except _Aborted:
+                raise ProbeError(
+                    "the kernel aborted the request twice: cells queued before it failed"
+                ) from None
     finally:
         lock.release()
+
+
+class _Aborted(Exception):
+    """ipykernel answered `aborted`: an earlier request in its queue failed."""
+
+
+async def _lookup_or_install(
+    kc: AsyncKernelClient, sources: _Sources, call: str, deadline: float, timeout: float
+) -> dict[str, Any]:
+    # Looking the module up with .get() keeps a missing module from raising in the kernel.
+    lookup = f"(lambda m: None if m is None else m.{call})(__import__('sys').modules.get({sources.key!r}))"
+    result: dict[str, Any] | None = await _evaluate(kc, lookup, deadline, timeout)
+    if result is None:
+        result = await _evaluate(kc, f"{sources.install_prefix}.{call}", deadline, timeout)
+    if result is None:
+        raise ProbeError("the probe module did not install")
+    return result
 
 
 async def history(kc: AsyncKernelClient, timeout: float = 10.0) -> list[str]:
@@ -167,7 +185,7 @@ async def _evaluate(kc: AsyncKernelClient, expression: str, deadline: float, tim
     )
     content = await _reply(kc, msg_id, deadline, timeout)
     if content.get("status") == "aborted":
-        raise ProbeError("the kernel aborted the request: a cell queued before it failed")
+        raise _Aborted
     if content.get("status") != "ok":
         raise ProbeError(f"request {content.get('status')}: {content.get('ename')}: {content.get('evalue')}")
     value = content.get("user_expressions", {}).get(_EXPRESSION)
