@@ -422,6 +422,14 @@ class _KernelLink:
     client: Any
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     probing: bool = False
+    closing: bool = False  # dropped while a probe was in flight: closed when the probe is done
+
+
+def _close_client(link: _KernelLink) -> None:
+    try:
+        link.client.stop_channels()
+    except Exception:  # a client of a dead kernel may fail to close; it is gone either way
+        log.debug("crane: closing a kernel client failed", exc_info=True)
 
 
 def _consume(task: asyncio.Future[Any]) -> None:
@@ -535,7 +543,7 @@ class AnalysisService:
 
         parts = self.parts
         history = [c for c in runtime.get("history") or [] if isinstance(c, str)]
-        text = parts.render(runtime, eff.categories)
+        text = self._render(runtime, eff.categories)
         # The browser needs the facts, not the notebook's own cells back.
         shown = {k: v for k, v in runtime.items() if k != "history"}
 
@@ -561,7 +569,7 @@ class AnalysisService:
 
         # The checks parse the cell as IPython will (magics included) and report a syntax error as
         # their only finding.
-        findings = parts.check(request.source, runtime)
+        findings = self._check(request.source, runtime)
         syntax = next((f for f in findings if f.rule == SYNTAX_RULE), None)
         if syntax is not None:
             return result("ok", syntax_verdict(syntax))
@@ -602,6 +610,23 @@ class AnalysisService:
         llm_ms = (time.perf_counter() - t1) * 1000
         verdict = combine(llm, findings).model_copy(update={"model": eff.model})
         return result("ok", verdict, llm_ms)
+
+    # The renderer and the checks only add to a verdict: a bug in either is logged and the analysis
+    # goes on without it, rather than costing the user the whole answer.
+
+    def _render(self, runtime: dict[str, Any], categories: str) -> str:
+        try:
+            return self.parts.render(runtime, categories)
+        except Exception:
+            self.log.exception("crane: rendering the runtime text failed")
+            return ""
+
+    def _check(self, source: str, runtime: dict[str, Any]) -> list[Finding]:
+        try:
+            return self.parts.check(source, runtime)
+        except Exception:
+            self.log.exception("crane: the deterministic checks failed")
+            return []
 
     # -- kernels ----------------------------------------------------------------------------------
 
@@ -702,6 +727,8 @@ class AnalysisService:
         finally:
             link.probing = False
             link.lock.release()
+            if link.closing:
+                _close_client(link)
 
     def _drop(self, kernel_id: str) -> None:
         link = self._links.get(kernel_id)
@@ -712,10 +739,10 @@ class AnalysisService:
         for kernel_id, existing in list(self._links.items()):
             if existing is link:
                 del self._links[kernel_id]
-        try:
-            link.client.stop_channels()
-        except Exception:  # a client of a dead kernel may fail to close; it is gone either way
-            self.log.debug("crane: closing a kernel client failed", exc_info=True)
+        if link.lock.locked():  # never pull the channels from under a probe
+            link.closing = True
+            return
+        _close_client(link)
 
     def prune(self) -> int:
         """Drop the clients of kernels that went away or restarted; returns how many were dropped."""
@@ -735,7 +762,10 @@ class AnalysisService:
         backend = self._backends.get(spec)
         if backend is None:
             # In a thread: the first backend imports litellm, seconds the event loop must not stall.
-            backend = await asyncio.to_thread(self.parts.make_backend, spec)
+            try:
+                backend = await asyncio.to_thread(self.parts.make_backend, spec)
+            except ValueError as exc:  # the factory's word for a model string or option it refuses
+                raise ModelFailure("bad_request", str(exc)) from exc
             backend = self._backends.setdefault(spec, backend)
         return backend
 

@@ -381,3 +381,43 @@ async def test_prune_and_close_release_clients() -> None:
     assert h.kernels.kernels["k1"].clients[0].stopped
     with pytest.raises(asyncio.CancelledError):
         await pending
+
+
+async def test_a_failing_renderer_or_check_costs_only_its_own_part() -> None:
+    h = Harness()
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("bug")
+
+    h.parts.render = broken
+    h.parts.check = broken
+    result = await h.analyze()
+    assert result.status == "ok" and result.runtime_text == "" and result.verdict.source == "llm"
+
+
+async def test_a_model_the_factory_refuses_is_an_llm_error() -> None:
+    h = Harness()
+
+    def refuse(spec: ModelSpec) -> Any:
+        raise ValueError("the litellm backend needs a model")
+
+    h.parts.make_backend = refuse
+    result = await h.analyze()
+    assert result.status == "llm_error" and result.error.kind == "bad_request"
+
+
+async def test_a_client_dropped_mid_probe_is_closed_after_the_probe() -> None:
+    h = Harness()
+    kernel = h.kernels.kernels["k1"]
+    h.extract_delay = 0.1
+    pending = asyncio.ensure_future(h.analyze())
+    while not h.extracts:
+        await asyncio.sleep(0.005)
+    kernel.provisioner = object()  # restarted while our probe runs
+    h.extract_delay = 0
+    second = await h.analyze("a * b")  # a new client for the new kernel process
+    assert second.status == "ok" and len(kernel.clients) == 2
+    assert not kernel.clients[0].stopped  # still in use by the first probe
+    await pending
+    await asyncio.sleep(0.01)
+    assert kernel.clients[0].stopped
