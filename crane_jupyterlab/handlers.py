@@ -8,14 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import tornado.web
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from pydantic import BaseModel, ValidationError
 
-from .service import AnalysisError, AnalyzeRequest, AnalyzeResult, StatusReply, Superseded, key_status
+from .service import (
+    AnalysisError,
+    AnalyzeRequest,
+    AnalyzeResult,
+    ConfigReply,
+    StatusReply,
+    Superseded,
+    key_status,
+)
 
 if TYPE_CHECKING:
     from .app import CraneExtension
@@ -50,7 +58,8 @@ class AnalyzeHandler(CraneHandler):
         try:
             body = json.loads(self.request.body or b"null")
         except ValueError as exc:
-            self.reply(StatusReply(status="error", message=f"body is not JSON: {exc}"), 400, True)
+            reply = StatusReply(status="error", message=f"body is not JSON: {exc}", field="body")
+            self.reply(reply, 400, True)
             return
         try:
             request = AnalyzeRequest.model_validate(body)
@@ -84,20 +93,9 @@ class ConfigHandler(CraneHandler):
 
     @tornado.web.authenticated
     async def get(self) -> None:
-        cfg = self.crane.service.config
-        keys = await asyncio.to_thread(key_status, cfg) if cfg.model else None
-        payload: dict[str, Any] = {
-            "model": cfg.model or None,
-            "allowed_models": cfg.allowed(),
-            "categories": cfg.categories,
-            "votes": cfg.votes,
-            "temperature": cfg.temperature,
-            "auto_check": cfg.auto_check,
-            "docs": cfg.docs,
-            "key_configured": bool(keys and keys.configured),
-            "missing_env": keys.missing if keys else [],
-        }
-        self.finish(json.dumps(payload))
+        config = self.crane.service.config
+        keys = await asyncio.to_thread(key_status, config) if config.model else None
+        self.reply(ConfigReply.of(config, keys))
 
 
 def routes() -> list[tuple[str, type[CraneHandler]]]:

@@ -128,6 +128,34 @@ class StatusReply(BaseModel):
     field: str | None = None
 
 
+class ConfigReply(BaseModel):
+    """Body of `GET /crane/config`: the server defaults a settings UI starts from. Never a key."""
+
+    model: str | None
+    allowed_models: list[str]
+    categories: str
+    votes: int
+    temperature: float
+    auto_check: bool
+    docs: bool
+    key_configured: bool  # whether the default model's provider has a key (or needs none)
+    missing_env: list[str]  # environment variables the provider still lacks (names only)
+
+    @classmethod
+    def of(cls, config: ServiceConfig, keys: KeyStatus | None) -> ConfigReply:
+        return cls(
+            model=config.model or None,
+            allowed_models=config.allowed(),
+            categories=config.categories,
+            votes=config.votes,
+            temperature=config.temperature,
+            auto_check=config.auto_check,
+            docs=config.docs,
+            key_configured=bool(keys and keys.configured),
+            missing_env=keys.missing if keys else [],
+        )
+
+
 # --------------------------------------------------------------------------------------------------
 # Errors the handlers map to HTTP statuses
 # --------------------------------------------------------------------------------------------------
