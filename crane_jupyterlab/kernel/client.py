@@ -27,6 +27,7 @@ import math
 import queue
 import re
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,11 @@ class ExtractError(Exception):
 
 
 class KernelTimeout(ExtractError):
-    """No reply within the timeout (the kernel is busy or the probe is slow)."""
+    """No reply within the timeout (the kernel is busy or the probe is slow).
+
+    The request stays queued in the kernel and runs, silently, when the kernel gets to it; its late reply
+    is skipped by the next extraction on the same client.
+    """
 
 
 class KernelDead(ExtractError):
@@ -60,15 +65,20 @@ class ProbeError(ExtractError):
     """The probe could not be installed or called; the message is the kernel's last traceback line."""
 
 
+@dataclass(frozen=True)
+class _Payload:
+    key: str  # the module's name in sys.modules, with a hash of both sources
+    install_prefix: str  # the install expression but the call, which differs per request
+
+
 class _Sources:
     """The probe and envelope sources, re-read when a file changes (an upgrade while the server runs)."""
 
     def __init__(self) -> None:
         self._stamp: tuple[int, ...] = ()
-        self.key = ""
-        self.install_prefix = ""
+        self._payload = _Payload("", "")
 
-    def current(self) -> _Sources:
+    def current(self) -> _Payload:
         paths = (_HERE / "probe.py", _HERE / "envelope.py")
         try:
             stamp = tuple(n for st in map(Path.stat, paths) for n in (st.st_mtime_ns, st.st_size))
@@ -77,14 +87,14 @@ class _Sources:
         if stamp != self._stamp:
             probe_src, envelope_src = (p.read_text(encoding="utf-8") for p in paths)
             digest = hashlib.sha256((probe_src + "\0" + envelope_src).encode()).hexdigest()[:16]
-            self.key = envelope.PREFIX + digest
-            # Everything of the install expression but the call, which differs per request.
-            self.install_prefix = (
+            key = envelope.PREFIX + digest
+            self._payload = _Payload(
+                key,
                 f"(lambda m: (exec({envelope_src!r}, m.__dict__), m.install(m, {probe_src!r}))[1])"
-                f"(__import__('types').ModuleType({self.key!r}))"
+                f"(__import__('types').ModuleType({key!r}))",
             )
             self._stamp = stamp
-        return self
+        return self._payload
 
 
 _SOURCES = _Sources()
@@ -136,7 +146,7 @@ class _Aborted(Exception):
 
 
 async def _lookup_or_install(
-    kc: AsyncKernelClient, sources: _Sources, call: str, deadline: float, timeout: float
+    kc: AsyncKernelClient, sources: _Payload, call: str, deadline: float, timeout: float
 ) -> dict[str, Any]:
     # Looking the module up with .get() keeps a missing module from raising in the kernel.
     lookup = f"(lambda m: None if m is None else m.{call})(__import__('sys').modules.get({sources.key!r}))"
