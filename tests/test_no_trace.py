@@ -189,18 +189,29 @@ async def test_dataloader_not_iterated(kc: AsyncKernelClient) -> None:
         "sampler = CountingSampler(10)\n"
         "loader = DataLoader(ds, batch_size=4, sampler=sampler)\n"
         "shuffled = DataLoader(ds, batch_size=4, shuffle=True)\n"
+        "class CountingLoader(DataLoader):\n"
+        "    iterators = 0\n"
+        "    def __iter__(self):\n"
+        "        CountingLoader.iterators += 1\n"
+        "        return super().__iter__()\n"
+        "counted = CountingLoader(ds, batch_size=5)\n"
         "torch.manual_seed(0)\n"
         "rng_before = torch.get_rng_state().clone()\n",
     )
     result = await client.extract(
-        kc, "for xb, yb in loader:\n    out = xb @ xb.T\nbatch = next(iter(shuffled))\nlen(loader)"
+        kc,
+        "for xb, yb in loader:\n    out = xb @ xb.T\nbatch = next(iter(shuffled))\nlen(loader)\n"
+        "first = next(iter(counted))",
     )
-    assert any(entry["expr"] == "loader" for entry in result["objects"])
+    assert {"loader", "counted"} <= {entry["expr"] for entry in result["objects"]}
     outputs: list[dict[str, Any]] = []
     await run_cell(
-        kc, "print(sampler.iterations, bool(torch.equal(rng_before, torch.get_rng_state())))", outputs=outputs
+        kc,
+        "print(sampler.iterations, CountingLoader.iterators,"
+        " bool(torch.equal(rng_before, torch.get_rng_state())))",
+        outputs=outputs,
     )
-    assert "".join(m["content"].get("text", "") for m in outputs).split() == ["0", "True"]
+    assert "".join(m["content"].get("text", "") for m in outputs).split() == ["0", "0", "True"]
 
 
 async def test_numpy_global_rng_unchanged(kc: AsyncKernelClient) -> None:
