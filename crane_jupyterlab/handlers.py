@@ -2,6 +2,14 @@
 
 Thin on purpose: validate the body, call the service, map its typed errors to statuses. Every method is
 `@tornado.web.authenticated` (tests/test_handlers_auth.py fails the build otherwise).
+
+`POST /crane/analyze` answers (bodies are the pydantic models of `service`):
+- 200 `status` "ok" (`verdict.source`: llm, checks, both, syntax), "no_model" (the checks' verdict and a
+  `hint`), "llm_error" (`error.kind/message`, the runtime facts, and a checks verdict when they found a
+  certain crash, else `verdict` null), or "superseded" (a newer request for the same cell_id won);
+- 400 malformed body, `field` names the culprit; 403 a model outside the allow-list; 404 unknown or dead
+  kernel; 409 `{"status": "busy"}` the kernel runs user code (never queued, never interrupted);
+  502/504 the probe failed / the kernel did not answer it.
 """
 
 from __future__ import annotations
