@@ -239,7 +239,9 @@ async def test_a_newer_request_supersedes_the_older(jp_fetch: Any, kernels: Any,
     llm_stub.script = [Reply(content=answer(False).content, latency=15)]
     k = await kernels.start("a = 1")
     older = asyncio.ensure_future(analyze(jp_fetch, k.id, "a + 1", cell_id="cell-1"))
+    deadline = time.monotonic() + 60  # the first model call imports litellm
     while not llm_stub.requests:
+        assert not older.done() and time.monotonic() < deadline, "the older request never reached the model"
         await asyncio.sleep(0.01)
     started = time.perf_counter()
     code, newer = await analyze(jp_fetch, k.id, "a + 2", cell_id="cell-1")
