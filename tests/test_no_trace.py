@@ -221,3 +221,47 @@ async def test_numpy_global_rng_unchanged(kc: AsyncKernelClient) -> None:
     outputs: list[dict[str, Any]] = []
     await run_cell(kc, "print(np.random.rand() == np.random.RandomState(3).rand())", outputs=outputs)
     assert "True" in "".join(m["content"].get("text", "") for m in outputs)
+
+
+SPY = """
+calls = []
+class Spy:
+    def __init__(self):
+        self.items = [1, 2]
+    def __iter__(self):
+        calls.append('iter'); return iter(self.items)
+    def __len__(self):
+        calls.append('len'); return 2
+    def __getitem__(self, key):
+        calls.append('getitem'); return 1
+    def __repr__(self):
+        calls.append('repr'); return 'Spy()'
+    def __str__(self):
+        calls.append('str'); return 'Spy'
+    def __bool__(self):
+        calls.append('bool'); return True
+    def __getattr__(self, name):
+        calls.append('getattr'); raise AttributeError(name)
+    def __eq__(self, other):
+        calls.append('eq'); return False
+    def __hash__(self):
+        calls.append('hash'); return 1
+    @property
+    def prop(self):
+        calls.append('prop'); return 5
+spy = Spy()
+import io
+text = io.StringIO('line1\\nline2\\n')
+text.readline()
+"""
+
+
+async def test_user_code_never_runs(kc: AsyncKernelClient) -> None:
+    await run_cell(kc, SPY)
+    result = await client.extract(
+        kc, "for v in spy:\n    spy[0]\nlen(spy), spy.prop, spy.missing, str(spy), spy == 1\ntext.read()"
+    )
+    assert {"spy", "text"} <= {entry["expr"] for entry in result["objects"]}
+    outputs: list[dict[str, Any]] = []
+    await run_cell(kc, "print(calls, text.tell())", outputs=outputs)
+    assert "".join(m["content"].get("text", "") for m in outputs).strip() == "[] 6"
