@@ -73,6 +73,14 @@ async def test_result_is_probe_json(kc: AsyncKernelClient) -> None:
     json.dumps(result, allow_nan=False)  # strict JSON, as it crossed the wire
 
 
+async def test_any_source_text_travels_intact(kc: AsyncKernelClient) -> None:
+    await run_cell(kc, "café = 'crème'")
+    source = "print(café, '😀 \\' \"\"\" \\x00', naïve)\n# " + "x" * 200_000
+    result = await client.extract(kc, source)
+    assert result["undefined"] == ["naïve"]
+    assert entry(result, "café")["type"] == "str"
+
+
 async def test_bad_arguments_fail_before_the_kernel(kc: AsyncKernelClient) -> None:
     with pytest.raises(TypeError):
         await client.extract(kc, b"x = 1")  # type: ignore[arg-type]
