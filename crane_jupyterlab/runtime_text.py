@@ -197,6 +197,8 @@ def _generic(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str])
             parts.append(str(facts[key]))
     if facts.get("requires_grad"):
         parts.append("requires_grad")
+    if facts.get("contiguous") is False:
+        parts.append("non-contiguous")
     if "size" in facts:
         parts.append(f"size {_val(facts['size'])}")
     if "nnz" in facts:
@@ -205,17 +207,21 @@ def _generic(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str])
         parts.append(f"name {_val(facts['name'])}")
     if "value" in facts:
         parts.append(f"= {_val(facts['value'])}")
-    if "items" in facts:
-        more = facts.get("len", 0) - len(facts["items"]) if isinstance(facts.get("len"), int) else 0
-        parts.append(
-            f"= {_val(facts['items'])}" + (f" (+{more} more, len {facts['len']})" if more > 0 else "")
-        )
+    if "items" in facts and isinstance(facts["items"], list):
+        items = facts["items"]
+        more = facts.get("len", 0) - len(items) if isinstance(facts.get("len"), int) else 0
+        same = len(items) > 1 and isinstance(items[0], str) and all(x == items[0] for x in items)
+        shown = f"[{_val(items[0])} x{len(items)}]" if same and items[0].startswith("<") else _val(items)
+        parts.append(f"= {shown}" + (f" (+{more} more, len {facts['len']})" if more > 0 else ""))
     if "keys" in facts:
         parts.append(f"keys {_val(facts['keys'])}")
     parts.extend(_stats(facts))
     for key in ("element_spec", "cardinality", "signature", "note"):
         if key in facts:
             parts.append(f"{key.replace('_', ' ')} {facts[key]}" if key != "signature" else str(facts[key]))
+    if facts.get("undefined_globals"):
+        names = ", ".join(str(n) for n in facts["undefined_globals"])
+        parts.append(f"; its body reads undefined {names} (NameError when reached)")
     if "attrs" in facts and isinstance(facts["attrs"], dict):
         parts.append("attrs: " + ", ".join(f"{k}={_val(v)}" for k, v in facts["attrs"].items()))
     for key in _ITER_KEYS:

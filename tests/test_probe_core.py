@@ -377,3 +377,21 @@ def test_callables_get_signatures() -> None:
 
     r = run("clean_text('x')", {"clean_text": clean_text})
     assert facts(entry(r, "clean_text"))["signature"] == "(text, lower=True)"
+
+
+def test_called_function_reading_an_undefined_global_is_flagged() -> None:
+    ns: dict[str, Any] = {}
+    exec("def preprocess(d):\n    return [clean(x) for x in d] + vocab\n", ns)  # a cell defines it
+    ns["vocab"] = ["a", "b"]
+    r = run("out = preprocess(rows)", ns)
+    f = facts(entry(r, "preprocess"))
+    assert f["undefined_globals"] == ["clean"]
+    assert r["undefined"] == ["rows"]  # the cell's own NameError; the body's is reported on the function
+    assert entry(r, "vocab")["via"] == "preprocess"  # the data the function reads from the kernel
+
+
+def test_library_callables_reached_through_a_module_are_not_entries() -> None:
+    import math
+
+    r = run("math.sqrt(2)\nmath.pi", {"math": math})
+    assert exprs(r) == ["math.pi"]

@@ -412,3 +412,25 @@ def test_extraction_is_fast_for_a_typical_small_kernel() -> None:
     t0 = time.perf_counter()
     run("df['a'] + X.sum() + n", ns)
     assert (time.perf_counter() - t0) * 1000 < 100
+
+
+def test_loc_column_is_checked_on_the_frame() -> None:
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"a": [1, 2]})
+    e = entry(run("df.loc[df.a > 1, 'b'] = 0\nprint(df.loc[:, ['a', 'c']])", {"df": df}), "df")
+    assert child(e, "df['b']")["missing"] and child(e, "df['c']")["missing"]
+
+
+def test_non_contiguous_tensor_is_flagged() -> None:
+    torch = pytest.importorskip("torch")
+    t = torch.zeros(4, 6).t()
+    assert facts(entry(run("t.view(-1)", {"t": t}), "t"))["contiguous"] is False
+
+
+def test_list_of_arrays_is_described_compactly() -> None:
+    np = pytest.importorskip("numpy")
+    from crane_jupyterlab.runtime_text import render
+
+    images = [np.zeros((32, 32, 3), dtype=np.uint8) for _ in range(48)]
+    text = render(run("np.stack(images)", {"images": images, "np": np}))
+    assert "images: list = [ndarray (32, 32, 3) uint8 x5] (+43 more, len 48)" in text

@@ -42,6 +42,7 @@ import ast
 import builtins
 import contextlib
 import difflib
+import dis
 import gc
 import inspect
 import io
@@ -495,6 +496,17 @@ def _const_key(node: ast.expr) -> Any:
     return _NOKEY
 
 
+def _loc_column(node: ast.Subscript) -> Any:
+    """The constant column part of `x.loc[rows, 'col']` / `x.loc[rows, ['a', 'b']]`, else None."""
+    sl = node.slice
+    loc = isinstance(node.value, ast.Attribute) and node.value.attr == "loc"
+    if loc and isinstance(sl, ast.Tuple) and len(sl.elts) == 2:
+        key = _const_key(sl.elts[1])
+        if isinstance(key, (str, list)):
+            return key
+    return None
+
+
 def _strings(node: ast.expr) -> list[str]:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [node.value]
@@ -701,6 +713,9 @@ class _Scanner(ast.NodeVisitor):
                 key = _const_key(cur.slice)
                 if key is _NOKEY:
                     slices.append(cur.slice)
+                    loc_col = _loc_column(cur)
+                    if loc_col is not None:  # df.loc[rows, 'col']
+                        kept.append(loc_col)
                     if ops and ops[-1][0] == "item":  # df[mask]['col']: the rows change, not the columns
                         kept.append(ops[-1][1])
                     ops = []
@@ -937,6 +952,28 @@ def _sum_callable(obj: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any])
     sig = _signature(obj)
     if sig is not None:
         _add(e, "R", "signature", _trim(sig, 160))
+    if inspect.isfunction(obj) and not _trusted_callable(obj):
+        names = _function_globals(obj)
+        scope = obj.__globals__ if isinstance(obj.__globals__, dict) else {}
+        missing = [n for n in names if n not in scope and not hasattr(builtins, n)]
+        if missing:
+            _add(e, "S", "undefined_globals", missing[:10])  # NameError when the body reaches them
+
+
+def _function_globals(fn: Any) -> list[str]:
+    """Global names a user function's body (and its nested code) reads, in first-use order."""
+    out: list[str] = []
+    stack = [fn.__code__]
+    seen = 0
+    while stack and seen < 50:
+        code = stack.pop(0)
+        seen += 1
+        for ins in dis.get_instructions(code):
+            name = ins.argval
+            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(name, str) and name not in out:
+                out.append(name)
+        stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return out
 
 
 def _signature(obj: Any) -> str | None:
@@ -1236,6 +1273,8 @@ def _sum_tensor(t: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
     _add(e, "R", "dtype", str(t.dtype).replace("torch.", ""))
     _add(e, "R", "device", str(t.device))
     _add(e, "R", "requires_grad", bool(t.requires_grad))
+    if not t.is_contiguous():
+        _add(e, "R", "contiguous", False)  # .view() would fail
     if torch is None or t.numel() == 0 or t.is_sparse or str(t.device) == "meta":
         return
     if _np() is not None and t.device.type == "cpu":
@@ -1762,7 +1801,14 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
         objects.extend(e for e in _chain_entries(ns[ref.root], ref, ctx) if e["expr"] not in done)
         done.update(o["expr"] for o in objects)
     objects.extend(_call_checks(scan, ns, ctx))
-    for rel, via in _lineage(history, present, ns)[:4]:
+    related = _lineage(history, present, ns)[:4]
+    for name in present:  # data a called user function reads from the kernel's globals
+        fn = ns[name]
+        if inspect.isfunction(fn) and not _trusted_callable(fn) and fn.__globals__ is ns:
+            for g in _function_globals(fn)[:20]:
+                if g in ns and g not in present and not _skip_lineage(ns[g]) and len(related) < 6:
+                    related.append((g, name))
+    for rel, via in related:
         if len(objects) >= MAX_ENTRIES or rel in done:
             continue
         entry = summarize(ns[rel], rel, ctx, hints.get(rel))
@@ -1860,6 +1906,8 @@ def _chain_entries(value: Any, ref: _Ref, ctx: _Ctx) -> list[dict[str, Any]]:
             continue
         if inspect.isroutine(cur) or inspect.isclass(cur):
             return out
+        if isinstance(parent, types.ModuleType) and callable(cur):
+            return out  # np.exp, F.relu: library callables (ufuncs, functools.partial) are not data
         if kind == "attr" and _is_data(parent):
             return out  # df.values, X.T, t.shape: derived from an entry that is already there
         out.append(summarize(cur, expr, ctx))
