@@ -46,3 +46,14 @@ async def test_twenty_concurrent_requests_over_four_kernels(
         assert body["verdict"]["reasoning"].startswith(f"x has {cols} columns")
     assert len(llm_stub.requests) == 20
     assert llm_stub.max_concurrent > 1  # the kernels' requests really overlapped
+
+
+async def test_back_to_back_requests_never_mistake_our_probe_for_user_code(
+    jp_fetch: Any, kernels: Any, llm_stub: Any
+) -> None:
+    """jupyter_server marks the kernel busy for our own probe too, and sees it idle again only after
+    the reply: a request right behind the previous one must wait for our probe, not answer 409."""
+    k = await kernels.start("import numpy as np\nx = np.zeros((7, 4))")
+    for i in range(12):
+        code, body = await analyze(jp_fetch, k.id, f"{TARGET}  # {i}")
+        assert code == 200 and body["status"] == "ok", (i, body)
