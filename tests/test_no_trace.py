@@ -265,3 +265,15 @@ async def test_user_code_never_runs(kc: AsyncKernelClient) -> None:
     outputs: list[dict[str, Any]] = []
     await run_cell(kc, "print(calls, text.tell())", outputs=outputs)
     assert "".join(m["content"].get("text", "") for m in outputs).strip() == "[] 6"
+
+
+async def test_autoreload_ignores_our_modules() -> None:
+    # %autoreload walks sys.modules before every cell: our source-only modules must not trouble it.
+    async with fresh_kernel() as (_, kc):
+        await run_cell(kc, "%load_ext autoreload\n%autoreload 2")
+        await client.extract(kc, "value")
+        outputs: list[dict[str, Any]] = []
+        await run_cell(kc, "value = 1\nprint('clean')", outputs=outputs)
+        assert [m["content"].get("text") for m in outputs if m["msg_type"] in ("stream", "error")] == [
+            "clean\n"
+        ]
