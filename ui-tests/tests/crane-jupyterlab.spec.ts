@@ -212,7 +212,7 @@ test('the badge and the sidebar follow the dark theme', async ({ page }) => {
   // The colour comes from the theme's variable, not a constant.
   const [colour, themeColour] = await badge.evaluate(node => {
     const probe = document.createElement('span');
-    probe.style.color = 'var(--jp-warn-color0)';
+    probe.style.color = 'var(--jp-warn-color1)';
     node.appendChild(probe);
     const expected = getComputedStyle(probe).color;
     probe.remove();
