@@ -59,6 +59,7 @@ class AnalyzeSettings(BaseModel):
     docs: bool | None = None
     votes: int | None = Field(default=None, ge=1, le=15)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    max_columns: int | None = Field(default=None, ge=1, le=500)  # of a data frame, for the probe
 
     @field_validator("categories", mode="before")
     @classmethod
@@ -438,6 +439,7 @@ class _Effective:
     docs: bool
     votes: int
     temperature: float
+    max_columns: int
 
 
 @dataclass(eq=False)
@@ -548,6 +550,7 @@ class AnalysisService:
             docs=settings.docs if settings.docs is not None else cfg.docs,
             votes=settings.votes if settings.votes is not None else cfg.votes,
             temperature=settings.temperature if settings.temperature is not None else cfg.temperature,
+            max_columns=settings.max_columns if settings.max_columns is not None else cfg.max_columns,
         )
 
     async def _analyze(self, request: AnalyzeRequest, eff: _Effective) -> AnalyzeResult:
@@ -555,7 +558,7 @@ class AnalysisService:
         link = await self._link(request.kernel_id)
 
         options = {
-            "max_columns": self.config.max_columns,
+            "max_columns": eff.max_columns,
             "probe_samples": self.config.probe_samples,
             "docs": eff.docs,
             "history": True,

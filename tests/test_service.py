@@ -170,6 +170,7 @@ def test_checks_verdict_claims_only_certain_crashes() -> None:
         ({"votes": 2}, "votes"),
         ({"votes": 0}, "votes"),
         ({"temperature": 3}, "temperature"),
+        ({"max_columns": 0}, "max_columns"),
         ({"runtime": "maybe"}, "runtime"),
         ({"colour": "red"}, "colour"),
     ],
@@ -200,7 +201,9 @@ async def test_ok_path_sends_history_runtime_and_settings_to_the_backend() -> No
     assert request.runtime_text == "runtime[SR] 0"
     assert h.specs == [ModelSpec("openai/m", 3, 0.5, "SR", True, False)]
     (_, _, options) = h.extracts[0]
-    assert options["history"] is True and options["docs"] is False
+    assert options["history"] is True and options["docs"] is False and options["max_columns"] == 20
+    await h.analyze(settings={"max_columns": 3})
+    assert h.extracts[-1][2]["max_columns"] == 3
 
 
 async def test_runtime_off_is_the_minus_rt_baseline() -> None:
