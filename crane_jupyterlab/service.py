@@ -468,6 +468,9 @@ def _consume(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
+# Backends kept at once (see AnalysisService._backend).
+MAX_BACKENDS = 16
+
 # How long a request waits for jupyter_server to see a just-finished cell's "idle" before a 409.
 BUSY_GRACE_S = 0.03
 
@@ -798,6 +801,10 @@ class AnalysisService:
             except ValueError as exc:  # the factory's word for a model string or option it refuses
                 raise ModelFailure("bad_request", str(exc)) from exc
             backend = self._backends.setdefault(spec, backend)
+            # Requests choose temperature, votes and categories: keep the most recent few backends
+            # (each holds a verdict cache), not one per combination ever asked for.
+            while len(self._backends) > MAX_BACKENDS:
+                del self._backends[next(iter(self._backends))]
         return backend
 
     async def close(self) -> None:

@@ -212,12 +212,15 @@ async def test_runtime_off_is_the_minus_rt_baseline() -> None:
     assert h.backend.requests[0].runtime_text is None
 
 
-async def test_backends_are_reused_per_spec() -> None:
+async def test_backends_are_reused_per_spec_and_bounded() -> None:
     h = Harness()
     await h.analyze()
     await h.analyze()
     await h.analyze(settings={"votes": 3})
     assert len(h.specs) == 2
+    for i in range(40):
+        await h.analyze(settings={"temperature": i / 20})
+    assert len(h.service._backends) == service.MAX_BACKENDS
 
 
 async def test_syntax_error_needs_no_model() -> None:
