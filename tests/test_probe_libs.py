@@ -434,3 +434,16 @@ def test_list_of_arrays_is_described_compactly() -> None:
     images = [np.zeros((32, 32, 3), dtype=np.uint8) for _ in range(48)]
     text = render(run("np.stack(images)", {"images": images, "np": np}))
     assert "images: list = [ndarray (32, 32, 3) uint8 x5] (+43 more, len 48)" in text
+
+
+def test_docs_follow_imports_and_objects_the_cell_constructs() -> None:
+    pytest.importorskip("sklearn")
+    import sklearn.linear_model  # noqa: F401 - the kernel has imported it; the probe must not
+
+    src = "from sklearn.linear_model import Ridge\nfrom notimported.sub import thing\n"
+    src += "reg = Ridge(alpha=2)\nreg.fit(X, y)\nthing()"
+    r = run(src, {}, docs=True)
+    docs = {d["call"]: d for d in r["docs"]}
+    assert set(docs) == {"Ridge", "reg.fit"}
+    assert docs["reg.fit"]["required"] == ["X", "y"] and docs["reg.fit"]["signature"].startswith("(X, y")
+    assert "alpha" in docs["Ridge"]["optional"]

@@ -473,6 +473,7 @@ class _Call:
     def __init__(self, root: str | None, ops: list[tuple[str, Any]], pos: int) -> None:
         self.root, self.ops, self.pos = root, ops, pos
         self.method: str | None = None
+        self.func: ast.expr | None = None  # the callee as written, for +D docs
         self.pos_strings: list[str] = []
         self.kw_strings: dict[str, list[str]] = {}
         self.arg_names: list[str] = []
@@ -531,6 +532,8 @@ class _Scanner(ast.NodeVisitor):
         self.deferred: list[tuple[ast.AST, list[set[str]]]] = []
         self.star_import = False
         self.pos = 0
+        self.from_imports: dict[str, tuple[str, str]] = {}
+        self.constructed: dict[str, ast.expr] = {}
 
     # --- names -----------------------------------------------------------------------------------
     def _is_free(self, name: str) -> bool:
@@ -569,6 +572,13 @@ class _Scanner(ast.NodeVisitor):
         self.visit(node.value)
         for t in node.targets:
             self.visit(t)
+            if isinstance(t, ast.Name) and not self.scopes:
+                # `clf = LogisticRegression(...)`: later `clf.fit` can be documented from the class
+                ctor = node.value.func if isinstance(node.value, ast.Call) else None
+                if isinstance(ctor, (ast.Name, ast.Attribute)):
+                    self.constructed[t.id] = ctor
+                else:
+                    self.constructed.pop(t.id, None)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.visit(node.value)
@@ -624,6 +634,8 @@ class _Scanner(ast.NodeVisitor):
                 self.star_import = True
                 continue
             self._bind(alias.asname or alias.name)
+            if node.module and not node.level and not self.scopes:
+                self.from_imports[alias.asname or alias.name] = (node.module, alias.name)
         if node.module and not node.level:
             self.imports.append(("", node.module))
 
@@ -770,6 +782,7 @@ class _Scanner(ast.NodeVisitor):
             else:
                 root, ops = self._chain(func)
             call = _Call(root, ops, self.pos)
+            call.func = func
             if isinstance(func, ast.Attribute) and ops and ops[-1] == ("attr", func.attr):
                 call.method = func.attr
             for a in node.args:
@@ -2125,27 +2138,66 @@ def _norm(name: str) -> str:
 
 
 def _docs(scan: _Scanner, ns: dict[str, Any], ctx: _Ctx) -> list[dict[str, Any]]:
+    """Docs of the library callables the cell calls: on kernel objects (`model.fit`, `pd.merge`), names
+    the cell imports from already-imported modules, and methods of objects the cell constructs."""
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for call in scan.calls:
-        if call.root is None or call.root not in ns or len(out) >= 8:
+        if call.func is None or len(out) >= 8:
             continue
-        text = _ops_text(call.root, call.ops)
-        if text in seen:
+        try:
+            text = ast.unparse(call.func)
+        except Exception:
+            continue
+        if text in seen or len(text) > 200:
             continue
         seen.add(text)
         try:
-            fn: Any = ns[call.root]
-            for kind, key in call.ops:
-                fn = _get_attr(fn, key) if kind == "attr" else _get_item(fn, key)
+            fn, _ = _resolve_callee(call.func, scan, ns, 0)
         except Exception:
             continue
-        if not callable(fn) or not (_trusted_callable(fn)):
+        if fn is _MISSING or not callable(fn) or not _trusted_callable(fn):
             continue
         doc = _doc_entry(text, fn, ctx)
         if doc is not None:
             out.append(doc)
     return out
+
+
+def _resolve_callee(node: ast.expr, scan: _Scanner, ns: dict[str, Any], depth: int) -> tuple[Any, bool]:
+    """(object, is_an_instance_of_it) for a callee expression, without calling or importing anything.
+
+    An instance the cell constructs (`clf = Ridge()`, `Ridge().fit`) resolves to its class, flagged True,
+    so `clf.fit` resolves to `Ridge.fit`.
+    """
+    if depth > 8:
+        return _MISSING, False
+    if isinstance(node, ast.Name):
+        name = node.id
+        if name in scan.constructed and depth < 8:
+            cls, _ = _resolve_callee(scan.constructed[name], scan, ns, depth + 1)
+            return (cls, True) if inspect.isclass(cls) else (_MISSING, False)
+        if name in scan.from_imports:
+            module, attr = scan.from_imports[name]
+            mod = sys.modules.get(module)
+            if mod is None:
+                return _MISSING, False  # never import for docs
+            sub = sys.modules.get(f"{module}.{attr}")
+            return (sub if sub is not None else _get_attr(mod, attr)), False
+        if name in scan.bound and name not in ns:
+            return _MISSING, False
+        return ns.get(name, _MISSING), False
+    if isinstance(node, ast.Call):
+        cls, _ = _resolve_callee(node.func, scan, ns, depth + 1)
+        return (cls, True) if inspect.isclass(cls) else (_MISSING, False)
+    if isinstance(node, ast.Attribute):
+        base, instance = _resolve_callee(node.value, scan, ns, depth + 1)
+        if base is _MISSING:
+            return _MISSING, False
+        if instance:
+            return (getattr(base, node.attr) if _trusted(base) else _MISSING), False
+        return _get_attr(base, node.attr), False
+    return _MISSING, False
 
 
 def _trusted_callable(fn: Any) -> bool:
@@ -2160,6 +2212,8 @@ def _doc_entry(call: str, fn: Any, ctx: _Ctx) -> dict[str, Any] | None:
         sig = inspect.signature(fn)
     except Exception:
         sig = None
+    if sig is not None and inspect.isfunction(fn) and list(sig.parameters)[:1] == ["self"]:
+        sig = sig.replace(parameters=list(sig.parameters.values())[1:])  # a method taken from its class
     required: list[str] = []
     optional: dict[str, Any] = {}
     kwonly: list[str] = []
