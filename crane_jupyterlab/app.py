@@ -156,7 +156,7 @@ class CraneExtension(ExtensionApp):
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         loop = asyncio.get_running_loop()
         self._background = [loop.create_task(self._prune_loop())]
-        if self.model:
+        if self.model or self.allowed_models:
             # litellm takes seconds to import: do it off the event loop now, not in the first request.
             self._background.append(loop.create_task(asyncio.to_thread(import_litellm)))
 
