@@ -82,6 +82,8 @@ async def test_any_source_text_travels_intact(kc: AsyncKernelClient) -> None:
 
 
 async def test_bad_arguments_fail_before_the_kernel(kc: AsyncKernelClient) -> None:
+    with pytest.raises(TypeError, match="AsyncKernelClient"):
+        await client.extract(object(), "x")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         await client.extract(kc, b"x = 1")  # type: ignore[arg-type]
     with pytest.raises(TypeError):

@@ -110,6 +110,8 @@ async def extract(
     within `timeout` seconds in all, `KernelDead` when the kernel process goes away, `ProbeError` when the
     probe fails to install or reports a failure, and `ValueError`/`TypeError` for bad arguments.
     """
+    if not isinstance(kc, AsyncKernelClient):
+        raise TypeError(f"kc must be an AsyncKernelClient, not {type(kc).__name__}")
     if not isinstance(source, str):
         raise TypeError(f"source must be str, not {type(source).__name__}")
     if not (isinstance(timeout, (int, float)) and timeout > 0 and math.isfinite(timeout)):
