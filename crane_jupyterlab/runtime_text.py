@@ -91,6 +91,10 @@ def _entry_line(entry: dict[str, Any], cats: frozenset[str], parent: str | None 
             text += f"; close: {', '.join(_val(c) for c in close)}"
         if facts.get("note"):
             text += f"; {facts['note']}"
+        if tname == "path":
+            text = f"{head}: does NOT exist (FileNotFoundError if opened)"
+            text += f"; close: {', '.join(_val(c) for c in close)}" if close else ""
+            text += f"; {facts['note']}" if facts.get("note") else ""
         if "available" in facts:
             text = f"{head}: MISSING (style not available); close: {', '.join(_val(c) for c in close)}"
         return text
@@ -235,6 +239,8 @@ def _generic(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str])
     for key in _LAYER_KEYS:
         if key in facts:
             parts.append(f"{key}={_val(facts[key])}")
+    if facts.get("exists"):
+        parts.append("exists")
     if "lr" in facts:
         parts.append(f"lr={_val(facts['lr'])}")
     children = [c for c in entry.get("children") or [] if isinstance(c, dict)]
@@ -292,6 +298,9 @@ def _frame(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str]) -
             parts.append(f"columns: {shown}" + (f" (+{more} more)" if more > 0 else ""))
         if "dtypes" in facts and isinstance(facts["dtypes"], dict):
             parts.append("dtypes: " + ", ".join(f"{k} x{v}" for k, v in facts["dtypes"].items()))
+        odd = facts.get("non_numeric_columns")
+        if isinstance(odd, dict) and odd:
+            parts.append("non-numeric: " + ", ".join(f"{_column_name(k)} {v}" for k, v in odd.items()))
         if details:
             parts.append("named: " + ", ".join(details))
     nan_cols = facts.get("nan_columns")

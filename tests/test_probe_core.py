@@ -395,3 +395,22 @@ def test_library_callables_reached_through_a_module_are_not_entries() -> None:
 
     r = run("math.sqrt(2)\nmath.pi", {"math": math})
     assert exprs(r) == ["math.pi"]
+
+
+def test_files_the_cell_opens_are_checked_for_existence(tmp_path: Path) -> None:
+    (tmp_path / "train.csv").write_text("a\n1\n")
+    ns = {"DATA_DIR": str(tmp_path), "base": tmp_path, "os": __import__("os")}
+    src = (
+        "a = pd.read_csv(os.path.join(DATA_DIR, 'train.csv'))\n"
+        "b = pd.read_csv(f'{DATA_DIR}/test.csv')\n"
+        "c = np.load(base / 'nowhere' / 'x.npy')\n"
+        "d = open(DATA_DIR + '/train.csv')"
+    )
+    r = run(src, ns)
+    found = {e["expr"]: e for e in r["objects"] if e["type"] == "path"}
+    ok = found[f"path {str(tmp_path / 'train.csv')!r}"]
+    assert facts(ok)["exists"] is True and not ok["missing"]
+    bad = found[f"path {str(tmp_path) + '/test.csv'!r}"]
+    assert bad["missing"] and facts(bad)["close"] == []  # 'train.csv' is not close to 'test.csv'
+    assert "does not exist either" in facts(found[f"path {str(tmp_path / 'nowhere' / 'x.npy')!r}"])["note"]
+    assert len(found) == 3  # the + expression gives the same path as the first one

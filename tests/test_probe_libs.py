@@ -447,3 +447,13 @@ def test_docs_follow_imports_and_objects_the_cell_constructs() -> None:
     assert set(docs) == {"Ridge", "reg.fit"}
     assert docs["reg.fit"]["required"] == ["X", "y"] and docs["reg.fit"]["signature"].startswith("(X, y")
     assert "alpha" in docs["Ridge"]["optional"]
+
+
+def test_wide_frame_names_its_non_numeric_columns() -> None:
+    pd = pytest.importorskip("pandas")
+    from crane_jupyterlab.runtime_text import render
+
+    df = pd.DataFrame({f"f{i}": [1.0, 2.0] for i in range(30)} | {"city": ["a", "b"]})
+    r = run("model.fit(df, y)", {"df": df})
+    assert facts(entry(r, "df"))["non_numeric_columns"] == {"city": str(df["city"].dtype)}
+    assert f"non-numeric: city {df['city'].dtype}" in render(r)

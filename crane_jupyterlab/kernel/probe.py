@@ -102,6 +102,18 @@ COLUMN_KEEPING = frozenset(
         "nsmallest",
     }
 )  # fmt: skip
+# calls that open a file or folder named by their first argument (or one of PATH_KWARGS)
+PATH_FUNCS = frozenset(
+    {
+        "read_csv", "read_excel", "read_json", "read_parquet", "read_table", "read_pickle", "read_feather",
+        "read_hdf", "read_fwf", "load", "loadtxt", "genfromtxt", "fromfile", "open", "imread", "load_img",
+        "flow_from_directory", "image_dataset_from_directory", "load_model", "load_weights", "listdir",
+        "read_file", "load_state_dict_from_url",
+    }
+)  # fmt: skip
+PATH_KWARGS = frozenset(
+    {"path", "filepath_or_buffer", "fname", "file", "filename", "filepath", "directory", "path_or_buf", "io"}
+)
 _NOKEY = object()
 _MISSING = object()
 
@@ -474,6 +486,7 @@ class _Call:
         self.root, self.ops, self.pos = root, ops, pos
         self.method: str | None = None
         self.func: ast.expr | None = None  # the callee as written, for +D docs
+        self.paths: list[ast.expr] = []  # arguments naming a file the call opens
         self.pos_strings: list[str] = []
         self.kw_strings: dict[str, list[str]] = {}
         self.arg_names: list[str] = []
@@ -789,6 +802,10 @@ class _Scanner(ast.NodeVisitor):
                 call.pos_strings.extend(_strings(a))
                 if isinstance(a, ast.Name):
                     call.arg_names.append(a.id)
+            callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if callee in PATH_FUNCS and node.args:
+                call.paths.append(node.args[0])
+            call.paths.extend(kw.value for kw in node.keywords if kw.arg in PATH_KWARGS)
             for kw in node.keywords:
                 if kw.arg is None:
                     continue
@@ -1123,9 +1140,15 @@ def _sum_frame(df: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
         _add(e, "S", "columns_more", n_cols - cap)
     dtypes = df.dtypes
     tally: dict[str, int] = {}
-    for d in dtypes.iloc[:2000].tolist():
-        tally[str(d)] = tally.get(str(d), 0) + 1
+    odd: dict[Any, str] = {}  # columns a model cannot take as numbers: strings, objects, dates, categories
+    for label, d in zip(cols[:2000].tolist(), dtypes.iloc[:2000].tolist(), strict=False):
+        name = str(d)
+        tally[name] = tally.get(name, 0) + 1
+        if getattr(d, "kind", "O") not in "biufc" and len(odd) < 20:
+            odd[_label(label, ctx)] = name
     _add(e, "R", "dtypes", tally)
+    if n_cols > ctx.max_columns:
+        _add(e, "R", "non_numeric_columns", odd)
     sample = df
     if n_rows > ROW_SAMPLE:
         sample = _row_sample(df, n_rows)
@@ -1814,6 +1837,7 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
         objects.extend(e for e in _chain_entries(ns[ref.root], ref, ctx) if e["expr"] not in done)
         done.update(o["expr"] for o in objects)
     objects.extend(_call_checks(scan, ns, ctx))
+    objects.extend(_path_checks(scan, ns))
     related = _lineage(history, present, ns)[:4]
     for name in present:  # data a called user function reads from the kernel's globals
         fn = ns[name]
@@ -1974,6 +1998,80 @@ def _call_checks(scan: _Scanner, ns: dict[str, Any], ctx: _Ctx) -> list[dict[str
             out.append(entry)
             ctx.libs.add("matplotlib")
     return out
+
+
+def _path_checks(scan: _Scanner, ns: dict[str, Any]) -> list[dict[str, Any]]:
+    """Whether the files the cell opens exist (relative to the kernel's working directory)."""
+    import os
+
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for call in scan.calls:
+        for node in call.paths:
+            path = _static_str(node, ns, scan, 0)
+            if path is None or path in seen or len(seen) >= 5 or "\n" in path or not 0 < len(path) < 400:
+                continue
+            if "://" in path:
+                continue  # a URL: not ours to fetch
+            seen.add(path)
+            entry = _entry(f"path {path!r}", "path")
+            exists = os.path.exists(path)
+            entry["facts"].append(_fact("V", "exists", exists))
+            if not exists:
+                entry["missing"] = True
+                parent = os.path.dirname(path) or "."
+                if os.path.isdir(parent):
+                    names = sorted(os.listdir(parent))[:2000]
+                    entry["facts"].append(_fact("S", "close", _close(os.path.basename(path), names)))
+                else:
+                    entry["facts"].append(_fact("R", "note", f"folder {parent!r} does not exist either"))
+            out.append(entry)
+    return out
+
+
+def _static_str(node: ast.expr, ns: dict[str, Any], scan: _Scanner, depth: int) -> str | None:
+    """A path expression's value when it needs no code to run: constants, kernel str/Path variables,
+    simple f-strings, `+`, `Path / name`, `os.path.join(...)` and `Path(...)`."""
+    import os
+
+    if depth > 6:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id in scan.bound or node.id not in ns:
+            return None
+        value = ns[node.id]
+        if type(value) is str:
+            return value
+        return str(value) if _is(value, "pathlib", "PurePath") else None
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                parts.append(v.value)
+            elif isinstance(v, ast.FormattedValue) and v.conversion == -1 and v.format_spec is None:
+                inner = v.value
+                val = ns.get(inner.id) if isinstance(inner, ast.Name) and inner.id not in scan.bound else None
+                if type(val) not in (str, int):
+                    return None
+                parts.append(str(val))
+            else:
+                return None
+        return "".join(parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Div)):
+        left = _static_str(node.left, ns, scan, depth + 1)
+        right = _static_str(node.right, ns, scan, depth + 1)
+        if left is None or right is None:
+            return None
+        return left + right if isinstance(node.op, ast.Add) else os.path.join(left, right)
+    if isinstance(node, ast.Call) and not node.keywords and node.args:
+        name = ast.unparse(node.func) if isinstance(node.func, (ast.Attribute, ast.Name)) else ""
+        if name in ("os.path.join", "join", "Path", "pathlib.Path", "PurePath"):
+            args = [_static_str(a, ns, scan, depth + 1) for a in node.args]
+            if all(a is not None for a in args):
+                return os.path.join(*[a for a in args if a is not None])
+    return None
 
 
 def _lineage(history: list[str], present: list[str], ns: dict[str, Any]) -> list[tuple[str, str]]:
