@@ -48,6 +48,12 @@ def test_pandas_cases_end_to_end(tmp_path: Path) -> None:
     }
     results = rows(out)
     assert {(r["id"], r["version"]) for r in results} == expected
+    in_suite_order = [
+        (c["id"], c["version"])
+        for c in map(json.loads, (LIVE / "cases.jsonl").read_text().splitlines())
+        if (c["id"], c["version"]) in expected
+    ]
+    assert [(r["id"], r["version"]) for r in results] == in_suite_order
     for r in results:
         assert set(r) == KEYS
         assert r["error"] is None and r["prediction"] is None

@@ -79,6 +79,12 @@ def main(args: argparse.Namespace) -> int:
         return 2
     with args.out.open("w", encoding="utf-8") as out:
         rows = asyncio.run(_run_all(cases, args, render, backend, out))
+    # Rows were streamed in finishing order; the finished file lists them in the cases' order.
+    order = {(c["id"], c["version"]): n for n, c in enumerate(cases)}
+    rows.sort(key=lambda row: order[row["id"], row["version"]])
+    partial = args.out.with_name(args.out.name + ".partial")
+    partial.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    partial.replace(args.out)
     errors = sum(1 for row in rows if row["error"])
     print(f"{len(rows)} cases written to {args.out}, {errors} with errors", file=sys.stderr)
     return 1 if errors else 0
