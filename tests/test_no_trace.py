@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +16,6 @@ from crane_jupyterlab.kernel import client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-if os.environ.get("CRANE_DEV_PROBE_DIR"):  # development only: a stand-in until probe.py exists
-    client._HERE = Path(os.environ["CRANE_DEV_PROBE_DIR"])
 if not (client._HERE / "probe.py").exists():
     pytest.skip("crane_jupyterlab/kernel/probe.py is not written yet", allow_module_level=True)
 
