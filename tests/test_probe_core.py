@@ -414,3 +414,21 @@ def test_files_the_cell_opens_are_checked_for_existence(tmp_path: Path) -> None:
     assert bad["missing"] and facts(bad)["close"] == []  # 'train.csv' is not close to 'test.csv'
     assert "does not exist either" in facts(found[f"path {str(tmp_path / 'nowhere' / 'x.npy')!r}"])["note"]
     assert len(found) == 3  # the + expression gives the same path as the first one
+
+
+def test_object_whose_class_attribute_raises_and_mock_objects() -> None:
+    from unittest import mock
+
+    class Liar:
+        @property  # type: ignore[misc]
+        def __class__(self) -> type:
+            Calls.count += 1
+            raise RuntimeError("__class__ ran")
+
+    Calls.count = 0
+    m = mock.MagicMock()
+    r = run("liar.x\nm.fit(X)\nm['k']\nbig", {"liar": Liar(), "m": m, "big": 10**5000})
+    assert Calls.count == 0
+    assert m.mock_calls == []  # nothing on the mock was called or read through its __getattr__
+    assert entry(r, "liar")["type"].endswith("Liar")
+    assert facts(entry(r, "big"))["value"] == "<int of 16610 bits>"

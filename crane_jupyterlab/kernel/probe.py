@@ -123,6 +123,37 @@ _MISSING = object()
 # ----------------------------------------------------------------------------------------------------
 
 
+def _isinst(obj: Any, cls: type | tuple[type, ...]) -> bool:
+    """isinstance() without the `obj.__class__` fallback, which runs a user property on a mismatch."""
+    return issubclass(type(obj), cls)
+
+
+def _isfunction(obj: Any) -> bool:
+    return _isinst(obj, types.FunctionType)
+
+
+def _ismethod(obj: Any) -> bool:
+    return _isinst(obj, types.MethodType)
+
+
+def _isbuiltin(obj: Any) -> bool:
+    return _isinst(obj, types.BuiltinFunctionType)
+
+
+def _isclass(obj: Any) -> bool:
+    return _isinst(obj, type)
+
+
+_ROUTINES = (
+    types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.MethodDescriptorType,
+    types.WrapperDescriptorType, types.MethodWrapperType, types.ClassMethodDescriptorType,
+)  # fmt: skip
+
+
+def _isroutine(obj: Any) -> bool:
+    return _isinst(obj, _ROUTINES)
+
+
 def _fact(cat: str, key: str, value: Any) -> dict[str, Any]:
     return {"cat": cat, "key": key, "value": _jsonable(value)}
 
@@ -136,7 +167,7 @@ def _jsonable(value: Any, depth: int = 0) -> Any:
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
-        return int(value) if abs(value) < 2**63 else str(value)
+        return int(value) if abs(value) < 2**63 else f"<int of {value.bit_length()} bits>"
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"
@@ -258,7 +289,7 @@ def _safe_repr(obj: Any, ctx: _Ctx, depth: int = 0, seen: set[int] | None = None
         except Exception:
             return f"<{tp.__name__}>"
     if tp in (str, bytes):
-        return repr(obj[: limit + 1]) if len(obj) <= limit else repr(obj[: limit - 3]) + "..."
+        return _trim(repr(obj[:limit]), limit) + ("..." if len(obj) > limit else "")
     seen = seen if seen is not None else set()
     if tp in (list, tuple, set, frozenset, dict):
         if id(obj) in seen or depth > 2:
@@ -324,7 +355,7 @@ def _safe_dir(obj: Any) -> list[str]:
     names: set[str] = set(k for k in _inst_dict(obj) if isinstance(k, str))
     for cls in _mro(type(obj)):
         names.update(k for k in _module_dict(cls) if isinstance(k, str))
-    if isinstance(obj, types.ModuleType):
+    if _isinst(obj, types.ModuleType):
         names.update(k for k in _module_dict(obj) if isinstance(k, str))
     return sorted(n for n in names if not n.startswith("__"))
 
@@ -380,7 +411,7 @@ class _Unsafe(Exception):
 
 def _get_attr(obj: Any, name: str) -> Any:
     """Attribute value without running user code. Raises AttributeError (missing) or _Unsafe."""
-    if isinstance(obj, types.ModuleType):
+    if _isinst(obj, types.ModuleType):
         d = _module_dict(obj)
         if name in d:
             return d[name]
@@ -409,7 +440,7 @@ def _get_attr(obj: Any, name: str) -> Any:
         return static
     if not hasattr(type(static), "__get__"):
         return static
-    if isinstance(static, (staticmethod, classmethod)) or inspect.isfunction(static):
+    if isinstance(static, (staticmethod, classmethod)) or _isfunction(static):
         return getattr(obj, name) if _trusted(type(static)) else static
     if _owner_trusted(tp, name) and _trusted(type(static)):
         return getattr(obj, name)
@@ -967,7 +998,7 @@ def _sum_container(obj: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]
         _add(e, "V", "items", [_short(v, ctx) for v in head[:5]])
 
 
-@_summarizer(lambda o: isinstance(o, types.ModuleType))
+@_summarizer(lambda o: _isinst(o, types.ModuleType))
 def _sum_module(obj: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> None:
     d = _module_dict(obj)
     version = d.get("__version__")
@@ -975,14 +1006,14 @@ def _sum_module(obj: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -
         _add(e, "R", "version", version)
 
 
-@_summarizer(lambda o: inspect.isroutine(o) or inspect.isclass(o))
+@_summarizer(lambda o: _isroutine(o) or _isclass(o))
 def _sum_callable(obj: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> None:
-    if inspect.isclass(obj) and _trusted(obj):
+    if _isclass(obj) and _trusted(obj):
         return  # a library class: its name says it; +D docs carry signatures when asked for
     sig = _signature(obj)
     if sig is not None:
         _add(e, "R", "signature", _trim(sig, 160))
-    if inspect.isfunction(obj) and not _trusted_callable(obj):
+    if _isfunction(obj) and not _trusted_callable(obj):
         names = _function_globals(obj)
         scope = obj.__globals__ if isinstance(obj.__globals__, dict) else {}
         missing = [n for n in names if n not in scope and not hasattr(builtins, n)]
@@ -1007,10 +1038,10 @@ def _function_globals(fn: Any) -> list[str]:
 
 
 def _signature(obj: Any) -> str | None:
-    plain = inspect.isfunction(obj) or inspect.isbuiltin(obj) or inspect.ismethod(obj) or inspect.isclass(obj)
+    plain = _isfunction(obj) or _isbuiltin(obj) or _ismethod(obj) or _isclass(obj)
     if not plain and not _trusted(type(obj)):
         return None  # inspect.signature would read __signature__ through a user __getattr__
-    if inspect.isclass(obj) and not _trusted(obj) and "__signature__" in _module_dict(obj):
+    if _isclass(obj) and not _trusted(obj) and "__signature__" in _module_dict(obj):
         return None
     try:
         return str(inspect.signature(obj))
@@ -1019,7 +1050,10 @@ def _signature(obj: Any) -> str | None:
 
 
 @_summarizer(
-    lambda o: inspect.isgenerator(o) or inspect.iscoroutine(o) or type(o).__name__.endswith("iterator")
+    lambda o: (
+        _isinst(o, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType))
+        or type(o).__name__.endswith("iterator")
+    )
 )
 def _sum_iterator(obj: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> None:
     _add(e, "R", "note", "iterator (not consumed)")
@@ -1213,6 +1247,8 @@ def _has_column(cols: Any, c: Any) -> bool:
 def _label(c: Any, ctx: _Ctx) -> Any:
     if type(c) in (str, int, float, bool):
         return c[: ctx.max_chars] if isinstance(c, str) else c
+    if _is(c, "datetime", "date"):
+        return _stamp(c)
     return _safe_repr(c, ctx)
 
 
@@ -1439,7 +1475,7 @@ def _sum_loader(dl: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) ->
         _add(e, "V", "shuffle", type(sampler).__name__ == "RandomSampler")
     collate = d.get("collate_fn")
     if (collate is not None and not _trusted(type(collate))) or (
-        inspect.isfunction(collate) and _root_of_function(collate) not in TRUSTED_ROOTS
+        _isfunction(collate) and _root_of_function(collate) not in TRUSTED_ROOTS
     ):
         _add(e, "R", "collate_fn", getattr(collate, "__name__", "custom"))
     ds = d.get("dataset")
@@ -1690,7 +1726,7 @@ def _attrs(obj: Any, ctx: _Ctx) -> dict[str, Any]:
     for k, v in list(_inst_dict(obj).items())[:40]:
         if not isinstance(k, str) or k.startswith("_"):
             continue
-        if inspect.isroutine(v) or isinstance(v, types.ModuleType):
+        if _isroutine(v) or _isinst(v, types.ModuleType):
             continue
         out[k] = _short(v, ctx)
         if len(out) >= 10:
@@ -1824,7 +1860,7 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
     module_names: list[tuple[str, Any]] = []
     for name in present:
         value = ns[name]
-        if isinstance(value, types.ModuleType):
+        if _isinst(value, types.ModuleType):
             module_names.append((name, value))
             continue
         if len(objects) >= MAX_ENTRIES:
@@ -1841,7 +1877,7 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
     related = _lineage(history, present, ns)[:4]
     for name in present:  # data a called user function reads from the kernel's globals
         fn = ns[name]
-        if inspect.isfunction(fn) and not _trusted_callable(fn) and fn.__globals__ is ns:
+        if _isfunction(fn) and not _trusted_callable(fn) and fn.__globals__ is ns:
             for g in _function_globals(fn)[:20]:
                 if g in ns and g not in present and not _skip_lineage(ns[g]) and len(related) < 6:
                     related.append((g, name))
@@ -1939,11 +1975,11 @@ def _chain_entries(value: Any, ref: _Ref, ctx: _Ctx) -> list[dict[str, Any]]:
             entry["error"] = f"{type(exc).__name__}: {_trim(str(exc), 120)}"
             out.append(entry)
             return out
-        if isinstance(cur, types.ModuleType):
+        if _isinst(cur, types.ModuleType):
             continue
-        if inspect.isroutine(cur) or inspect.isclass(cur):
+        if _isroutine(cur) or _isclass(cur):
             return out
-        if isinstance(parent, types.ModuleType) and callable(cur):
+        if _isinst(parent, types.ModuleType) and callable(cur):
             return out  # np.exp, F.relu: library callables (ufuncs, functools.partial) are not data
         if kind == "attr" and _is_data(parent):
             return out  # df.values, X.T, t.shape: derived from an entry that is already there
@@ -1982,7 +2018,7 @@ def _call_checks(scan: _Scanner, ns: dict[str, Any], ctx: _Ctx) -> list[dict[str
         except Exception:
             continue
         if not (
-            isinstance(owner, types.ModuleType) and _module_dict(owner).get("__name__") == "matplotlib.style"
+            _isinst(owner, types.ModuleType) and _module_dict(owner).get("__name__") == "matplotlib.style"
         ):
             continue
         available = _module_dict(owner).get("available")
@@ -2081,9 +2117,7 @@ def _lineage(history: list[str], present: list[str], ns: dict[str, Any]) -> list
     to `model`. Only names still holding data (not modules, functions or classes) are returned.
     """
     wanted = [
-        n
-        for n in present
-        if not (isinstance(ns[n], types.ModuleType) or inspect.isroutine(ns[n]) or inspect.isclass(ns[n]))
+        n for n in present if not (_isinst(ns[n], types.ModuleType) or _isroutine(ns[n]) or _isclass(ns[n]))
     ]
     if not wanted or not history:
         return []
@@ -2274,7 +2308,7 @@ def _resolve_callee(node: ast.expr, scan: _Scanner, ns: dict[str, Any], depth: i
         name = node.id
         if name in scan.constructed and depth < 8:
             cls, _ = _resolve_callee(scan.constructed[name], scan, ns, depth + 1)
-            return (cls, True) if inspect.isclass(cls) else (_MISSING, False)
+            return (cls, True) if _isclass(cls) else (_MISSING, False)
         if name in scan.from_imports:
             module, attr = scan.from_imports[name]
             mod = sys.modules.get(module)
@@ -2287,7 +2321,7 @@ def _resolve_callee(node: ast.expr, scan: _Scanner, ns: dict[str, Any], depth: i
         return ns.get(name, _MISSING), False
     if isinstance(node, ast.Call):
         cls, _ = _resolve_callee(node.func, scan, ns, depth + 1)
-        return (cls, True) if inspect.isclass(cls) else (_MISSING, False)
+        return (cls, True) if _isclass(cls) else (_MISSING, False)
     if isinstance(node, ast.Attribute):
         base, instance = _resolve_callee(node.value, scan, ns, depth + 1)
         if base is _MISSING:
@@ -2299,18 +2333,18 @@ def _resolve_callee(node: ast.expr, scan: _Scanner, ns: dict[str, Any], depth: i
 
 
 def _trusted_callable(fn: Any) -> bool:
-    if inspect.isclass(fn):
+    if _isclass(fn):
         return _trusted(fn)
-    return _root_of_function(fn) in TRUSTED_ROOTS or (_trusted(type(fn)) and not inspect.isfunction(fn))
+    return _root_of_function(fn) in TRUSTED_ROOTS or (_trusted(type(fn)) and not _isfunction(fn))
 
 
 def _doc_entry(call: str, fn: Any, ctx: _Ctx) -> dict[str, Any] | None:
-    target = fn.__init__ if inspect.isclass(fn) else fn
+    target = fn.__init__ if _isclass(fn) else fn
     try:
         sig = inspect.signature(fn)
     except Exception:
         sig = None
-    if sig is not None and inspect.isfunction(fn) and list(sig.parameters)[:1] == ["self"]:
+    if sig is not None and _isfunction(fn) and list(sig.parameters)[:1] == ["self"]:
         sig = sig.replace(parameters=list(sig.parameters.values())[1:])  # a method taken from its class
     required: list[str] = []
     optional: dict[str, Any] = {}
