@@ -47,11 +47,19 @@ async def test_verdict_from_one_answer() -> None:
     assert verdict.completion_tokens == 17
     assert verdict.latency_ms is not None and verdict.latency_ms > 0
     assert verdict.cached is False
+    assert verdict.cost_usd is None  # litellm has no price for an unknown alias
 
     sent = stub.requests[0]
     assert sent["path"] == "/v1/chat/completions"
     assert sent["body"]["messages"] == build_messages(REQUEST)
     assert sent["headers"]["authorization"] == f"Bearer {KEY}"
+
+
+async def test_cost_reported_when_litellm_knows_the_model() -> None:
+    with StubLLM(answer(True), model="gpt-4o-mini") as stub:
+        verdict = await LiteLLMBackend("openai/gpt-4o-mini", api_base=stub.url, api_key=KEY).predict(REQUEST)
+    # litellm's bundled price map: $0.15 / M prompt tokens, $0.60 / M completion tokens.
+    assert verdict.cost_usd == pytest.approx(100 * 0.15e-6 + 20 * 0.6e-6)
 
 
 async def test_prompt_settings_reach_the_request() -> None:
@@ -205,6 +213,14 @@ async def test_auth_error_never_shows_the_key() -> None:
     assert info.value.kind == "auth"
     assert KEY not in str(info.value) and KEY[:16] not in str(info.value)
     assert len(stub.requests) == 1  # an auth failure is not retried
+
+
+async def test_configured_key_scrubbed_even_when_it_looks_like_a_word() -> None:
+    odd_key = "letmein2024"  # matches no key pattern: only knowing the configured key catches it
+    body = json.dumps({"error": {"message": f"key {odd_key} is not valid", "type": "invalid_request_error"}})
+    with StubLLM(Reply(status=401, body=body)) as stub, pytest.raises(LLMError) as info:
+        await backend(stub, api_key=odd_key).predict(REQUEST)
+    assert odd_key not in str(info.value)
 
 
 async def test_rate_limit_retried_then_answered() -> None:
