@@ -432,3 +432,29 @@ def test_object_whose_class_attribute_raises_and_mock_objects() -> None:
     assert m.mock_calls == []  # nothing on the mock was called or read through its __getattr__
     assert entry(r, "liar")["type"].endswith("Liar")
     assert facts(entry(r, "big"))["value"] == "<int of 16610 bits>"
+
+
+def test_ipython_syntax_is_not_a_syntax_error() -> None:
+    src = "%matplotlib inline\n!ls\nx = df.shape\ndf?\nprint(y)"
+    r = run(src, {"df": [1]})
+    assert r["syntax_error"] is None and r["undefined"] == ["y"]
+    assert exprs(r) == ["df", "df.shape"] and entry(r, "df.shape")["missing"]  # a list has no .shape
+    timed = run("%%time\nz = q + 1", {})
+    assert timed["syntax_error"] is None and timed["undefined"] == ["q"]
+    shell = run("%%bash\necho $HOME\nls (", {})
+    assert shell["syntax_error"] is None and shell["objects"] == [] and shell["undefined"] == []
+
+
+def test_ipython_syntax_without_ipython_loaded() -> None:
+    code = textwrap.dedent(
+        f"""
+        import importlib.util, json, sys
+        spec = importlib.util.spec_from_file_location("p", {str(PROBE_PATH)!r})
+        p = importlib.util.module_from_spec(spec); sys.modules["p"] = p; spec.loader.exec_module(p)
+        assert "IPython" not in sys.modules
+        r = p.run("%matplotlib inline\\nif 1:\\n    !ls\\nprint(a)\\nb?", {{}}, {{}})
+        print(json.dumps([r["syntax_error"], r["undefined"]]))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [None, ["a"]]

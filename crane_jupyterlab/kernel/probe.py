@@ -1839,7 +1839,7 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
         result["error"] = "source must be a str"
         return
     try:
-        tree = ast.parse(source)
+        tree = ast.parse(_python_source(source))
     except SyntaxError as exc:
         result["syntax_error"] = {"line": exc.lineno, "col": exc.offset, "msg": str(exc.msg)}
         return
@@ -1893,6 +1893,36 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
     if opts.get("docs"):
         result["docs"] = _docs(scan, ns, ctx)
     result["budget_exhausted"] = ctx.exhausted
+
+
+_TIMING_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
+
+
+def _python_source(source: str) -> str:
+    """The cell as Python: IPython syntax (`%magic`, `!cmd`, `obj?`) turned into calls the way the kernel
+    does it (IPython's own transformer when loaded, else those lines become `pass`). A cell magic that
+    wraps Python (`%%time`) keeps its body; any other cell magic (`%%bash`) has no Python to analyse."""
+    if source.lstrip().startswith("%%"):
+        first, _, body = source.lstrip().partition("\n")
+        name = first[2:].split()[0] if first[2:].split() else ""
+        if name not in _TIMING_MAGICS:
+            return ""
+        source = "\n" + body  # keep line numbers
+    if not any(ch in source for ch in "%!?"):
+        return source
+    ipt = sys.modules.get("IPython.core.inputtransformer2")
+    if ipt is not None:
+        try:
+            return str(ipt.TransformerManager().transform_cell(source))
+        except Exception:
+            pass
+    lines = []
+    for line in source.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith(("%", "!")) or (stripped.endswith("?") and stripped[:-1].isidentifier()):
+            line = line[: len(line) - len(line.lstrip())] + "pass"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _undefined(name: str, ns: dict[str, Any]) -> bool:
@@ -2128,7 +2158,7 @@ def _lineage(history: list[str], present: list[str], ns: dict[str, Any]) -> list
         if len(cell) > 100_000:
             continue
         try:
-            tree = ast.parse(cell)
+            tree = ast.parse(_python_source(cell))
         except (SyntaxError, ValueError):
             continue
         for stmt in reversed(tree.body):
