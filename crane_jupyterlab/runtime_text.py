@@ -184,10 +184,15 @@ def _stats(facts: dict[str, Any], with_counts: bool = True, named: bool = False)
         if counts and with_counts and isinstance(counts, list):
             parts.append("counts " + ", ".join(f"{_val(c[0])}:{c[1]}" for c in counts if isinstance(c, list)))
         elif facts.get("examples"):
-            parts.append("e.g. " + ", ".join(_val(x) for x in facts["examples"]))
+            parts.append("e.g. " + ", ".join(_val(_clip(x)) for x in facts["examples"]))
     if facts.get("sampled"):
         parts.append(f"(stats on {facts['sampled']} sampled)")
     return parts
+
+
+def _clip(v: Any, limit: int = 30) -> Any:
+    """Examples of free text only need to show what the text looks like."""
+    return v[: limit - 3] + "..." if isinstance(v, str) and len(v) > limit else v
 
 
 def _generic(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str]) -> str:

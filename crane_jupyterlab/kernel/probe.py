@@ -13,27 +13,32 @@ with these stable keys (category in brackets):
 - any object: ``len`` [S], ``shape`` [S], ``dtype`` [R], ``value`` [V] (scalars, small containers),
   ``items`` [V] (elements of a small container), ``keys`` [S] (dict keys), ``element_types`` [R],
   ``signature`` [R] (callables), ``attrs`` [V] (instance attributes of a plain object), ``repr`` [V],
-  ``close`` [S] (names close to a missing attribute/key/column), ``note`` [R] (why something was not read).
+  ``close`` [S] (names close to a missing attribute/key/column), ``note`` [R] (why something was not read),
+  ``undefined_globals`` [S] (globals a user function reads that the kernel lacks).
 - 1-D data and frame columns: ``nan`` [V] (count), ``min``/``max`` [V], ``unique`` [V] (count), ``kind`` [V]
-  (binary, categorical, continuous, constant, text, empty), ``examples`` [V], ``counts`` [V] (``[[value,
-  count], ...]``: most frequent first, then the least frequent), ``sampled`` [V] (rows the stats ran on).
+  (binary, categorical, continuous, many-valued, constant, text, empty, all-nan), ``examples`` [V],
+  ``counts`` [V] (``[[value, count], ...]``: most frequent first, then the least frequent), ``sampled`` [V]
+  (rows the stats ran on).
 - DataFrame: ``columns`` [S] (names, capped), ``columns_more`` [S], ``dtypes`` [R] (``{dtype: count}``),
+  ``non_numeric_columns`` [R] (wide frames),
   ``nan_columns`` [V] (``{column: nan count}``); children are the columns, expr ``df['col']``.
-- torch: ``device`` [R], ``requires_grad`` [R]; nn.Module ``class`` [R], ``training`` [V],
-  ``param_dtype`` [R], ``param_device`` [R], ``n_params`` [S], ``last_out_features`` [S]; layers (children)
+- torch: ``device`` [R], ``requires_grad`` [R], ``contiguous`` [R]; optimizer ``lr`` [V]; nn.Module
+  ``class`` [R], ``training`` [V], ``param_dtype``/``param_device``/``param_requires_grad`` [R],
+  ``n_params`` [S], ``last_out_features`` [S]; layers (children)
   carry ``in_features``/``out_features``/``in_channels``/``out_channels``/``kernel_size``/
   ``num_embeddings``/``embedding_dim``/``num_features``/``normalized_shape`` [S], ``weight_dtype`` [R];
-  DataLoader ``batch_size``/``drop_last``/``dataset_len``/``num_workers`` [S], ``shuffle`` [V],
-  ``collate_fn`` [R]; Dataset ``sample_shapes`` [S], ``labels`` [V], ``batch_shape`` [S].
+  DataLoader ``batch_size``/``drop_last``/``num_workers`` [S], ``shuffle`` [V], ``collate_fn`` [R], child
+  ``.dataset``; Dataset ``len``/``sample_shapes``/``batch_shape`` [S], ``labels`` [V].
 - tensorflow/keras: ``element_spec`` [R], ``cardinality`` [S]; models ``input_shape``/``output_shape`` [S],
-  ``last_units`` [S], ``last_activation`` [R], ``loss`` [R], ``optimizer`` [R], ``compiled``/``built`` [V];
+  ``last_units`` [S], ``last_activation`` [R], ``loss`` [R], ``compiled``/``built`` [V];
   image iterators ``samples``/``num_classes``/``batch_size``/``image_shape``/``target_size`` [S],
   ``class_indices`` [V], ``class_mode``/``color_mode`` [R].
 - sklearn: ``class`` [R], ``fitted`` [V], ``n_features_in_`` [S], ``feature_names_in_`` [R],
   ``classes_`` [V], ``n_outputs_`` [S], ``steps`` [R], ``params`` [R] (non-default constructor params).
 - scipy sparse: ``nnz`` [S], ``format`` [R]; PIL image: ``size`` [S], ``mode`` [R].
 - module entries (``modules``): ``version``; torch adds ``grad_enabled``. Call checks add entries such as
-  ``plt.style.use('x')`` with ``available`` [V] and ``close`` [S].
+  ``plt.style.use('x')`` with ``available`` [V] and ``close`` [S]; files the cell opens: ``path '...'``
+  entries with ``exists`` [V].
 """
 
 from __future__ import annotations
