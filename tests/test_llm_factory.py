@@ -82,4 +82,9 @@ def test_checks_and_hybrid(name: str) -> None:
             make_backend(name, model="openai/x")
         return
     backend = make_backend(name, **({"model": "openai/x"} if name == "hybrid" else {}))
-    assert isinstance(backend, Backend)
+    assert isinstance(backend, Backend) and backend.name == name
+    if name == "hybrid":
+        assert isinstance(backend.llm, LiteLLMBackend)  # type: ignore[attr-defined]
+        consulting = make_backend("hybrid", model="openai/x", votes=3, consult_llm_on_findings=True)
+        assert consulting.consult_llm_on_findings is True  # type: ignore[union-attr]
+        assert consulting.llm.votes == 3  # type: ignore[union-attr]

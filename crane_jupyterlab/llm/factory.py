@@ -88,7 +88,7 @@ def make_backend(name: str, **options: Any) -> Backend | None:
     """The backend called `name`, configured by `options`; None for `none`.
 
     hybrid: the checks first, then an LLM built from the remaining options; `llm_backend` picks which
-    (default `litellm`, or `replay`).
+    (default `litellm`, or `replay`); `consult_llm_on_findings` is passed to `HybridBackend`.
     """
     options = {k: v for k, v in options.items() if v is not None}
     if name == "none":
@@ -104,8 +104,9 @@ def make_backend(name: str, **options: Any) -> Backend | None:
         inner = options.pop("llm_backend", "litellm")
         if inner not in ("litellm", "replay"):
             raise ValueError(f"hybrid needs llm_backend litellm or replay, got {inner!r}")
+        hybrid_options = _take(options, ("consult_llm_on_findings",))
         hybrid = _checks_class("HybridBackend")
         checks = _checks_class("ChecksBackend")()
         llm = make_backend(inner, **options)
-        return hybrid(checks, llm)
+        return hybrid(checks, llm, **hybrid_options)
     raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
