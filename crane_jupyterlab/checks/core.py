@@ -66,7 +66,7 @@ def check(
     tree, _ = parse_cell(source)
     if tree is None:
         return []  # our Python cannot parse it, the kernel's may: nothing certain to say
-    ctx = CellContext(source, tree, view, walk_cell(tree, view.is_library))
+    ctx = CellContext(source, tree, view, walk_cell(tree, view.is_library, view.modules.__contains__))
     findings: list[Finding] = []
     for rule in RULES:
         findings.extend(rule(ctx))

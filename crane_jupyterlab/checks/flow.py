@@ -81,6 +81,7 @@ class Site:
     barrier: bool
     imports: tuple[tuple[str, str], ...] = ()  # names bound by an import in this cell, still current
     constructed: tuple[tuple[str, ast.Call], ...] = ()  # names bound to `name = Call(...)`, untouched since
+    unpacked: tuple[tuple[str, tuple[ast.Call, int]], ...] = ()  # `fig, ax = plt.subplots()`: ax -> (call, 1)
 
     def imported(self, name: str) -> str | None:
         """The dotted path `name` was imported as in this cell (`pd` -> `pandas`), if it still is."""
@@ -89,6 +90,10 @@ class Site:
     def made_by(self, name: str) -> ast.Call | None:
         """The call whose result `name` holds, unchanged since (`clf = LogisticRegression()`)."""
         return None if self.barrier else dict(self.constructed).get(name)
+
+    def unpacked_from(self, name: str) -> tuple[ast.Call, int] | None:
+        """The call and position `name` was unpacked from (`fig, ax = plt.subplots()`), unchanged since."""
+        return None if self.barrier else dict(self.unpacked).get(name)
 
     def pristine(self, name: str) -> bool:
         """True when `name` still denotes the kernel's object, unchanged, at this site."""
@@ -172,11 +177,14 @@ class _State:
     barrier: bool = False
     imports: dict[str, str] = field(default_factory=dict)  # name -> dotted path it was imported as
     constructed: dict[str, ast.Call] = field(default_factory=dict)  # name -> the call that made it
+    unpacked: dict[str, tuple[ast.Call, int]] = field(default_factory=dict)  # `a, b = f()`: b -> (f(), 1)
 
 
 class _Walker:
-    def __init__(self, is_library: Callable[[str], bool]) -> None:
+    def __init__(self, is_library: Callable[[str], bool], is_module: Callable[[str], bool]) -> None:
         self.is_library = is_library
+        self.is_module = is_module
+        self.modules_imported: set[str] = set()  # names bound by `import x` / `import x as y` here
         self.sites: list[Site] = []
         self.s = _State()
         self.user_callables: set[str] = set()
@@ -194,6 +202,7 @@ class _Walker:
     def touch(self, name: str) -> None:
         self.s.touched.add(name)
         self.s.constructed.pop(name, None)
+        self.s.unpacked.pop(name, None)
 
     def record(self, node: ast.expr) -> None:
         s = self.s
@@ -208,6 +217,7 @@ class _Walker:
                 s.barrier,
                 tuple(s.imports.items()),
                 tuple(s.constructed.items()),
+                tuple(s.unpacked.items()),
             )
         )
 
@@ -235,6 +245,16 @@ class _Walker:
             single = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
             if single and self.s.certain and isinstance(node.value, ast.Call):
                 self.s.constructed[node.targets[0].id] = node.value
+            elif (
+                self.s.certain
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], (ast.Tuple, ast.List))
+                and isinstance(node.value, ast.Call)
+                and all(isinstance(e, ast.Name) for e in node.targets[0].elts)
+            ):
+                for i, elt in enumerate(node.targets[0].elts):
+                    assert isinstance(elt, ast.Name)
+                    self.s.unpacked[elt.id] = (node.value, i)
         elif isinstance(node, ast.AugAssign):
             self.expr(_as_load(node.target))  # `x += 1` reads x (and `df['a'] += 1` reads df['a'])
             self.expr(node.value)
@@ -316,6 +336,7 @@ class _Walker:
                     continue  # a conditional import leaves the name's meaning open
                 if isinstance(node, ast.Import):
                     self.s.imports[name] = alias.name if alias.asname else name
+                    self.modules_imported.add(name)
                 elif node.module and not node.level:
                     self.s.imports[name] = f"{node.module}.{alias.name}"
         elif isinstance(node, ast.Delete):
@@ -456,7 +477,9 @@ class _Walker:
             self.s.barrier = True
         if isinstance(func, ast.Attribute):
             receiver = root_name(func.value)
-            if receiver is not None and (func.attr not in PURE_METHODS or _truthy_inplace(call)):
+            if receiver is not None and not self.is_module_name(receiver) and (
+                func.attr not in PURE_METHODS or _truthy_inplace(call)
+            ):
                 self.touch(receiver)
         pure_callee = isinstance(func, ast.Name) and func.id in PURE_BUILTINS
         if not pure_callee:
@@ -490,6 +513,12 @@ class _Walker:
             if isinstance(value, ast.Lambda) and _lambda_calls_out(value):
                 return True
         return False
+
+    def is_module_name(self, name: str) -> bool:
+        """`np` in `np.zeros(3)`: calling a module's functions does not change the module binding."""
+        if name in self.s.bound:
+            return name in self.modules_imported and name in self.s.imports  # still that import's binding
+        return self.is_module(name)
 
     def library_name(self, name: str) -> bool:
         """Whether `name` certainly holds a builtin or a library object (whose methods run no user code)."""
@@ -581,12 +610,15 @@ def _as_load(node: ast.expr) -> ast.expr:
     return copy
 
 
-def walk_cell(tree: ast.Module, is_library: Callable[[str], bool]) -> list[Site]:
+def walk_cell(
+    tree: ast.Module, is_library: Callable[[str], bool], is_module: Callable[[str], bool] = lambda _: False
+) -> list[Site]:
     """All expression sites of the cell, in evaluation order.
 
     `is_library(name)` says whether a kernel name is library code (a module, or an object whose calls
-    cannot run the user's code); calls through any other name raise the barrier.
+    cannot run the user's code); calls through any other name raise the barrier. `is_module(name)`
+    says whether a kernel name is a module.
     """
-    walker = _Walker(is_library)
+    walker = _Walker(is_library, is_module)
     walker.block(tree.body)
     return walker.sites

@@ -6,11 +6,11 @@ from collections.abc import Callable, Iterator
 
 from ...models import Finding
 from ..context import CellContext
-from . import attributes, columns, conversion, missing_values, names, shapes, sklearn
+from . import arrays, attributes, columns, conversion, missing_values, names, shapes, sklearn
 
 Rule = Callable[[CellContext], Iterator[Finding]]
 
 RULES: tuple[Rule, ...] = (
     names.check, columns.check, attributes.check, sklearn.check, shapes.check, conversion.check,
-    missing_values.check,
+    missing_values.check, arrays.check,
 )

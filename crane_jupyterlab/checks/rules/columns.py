@@ -153,6 +153,56 @@ def _drop(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     )
 
 
+# Methods whose argument names columns only (never index levels): method -> (positional index, keyword).
+COLUMN_ARGUMENTS = {
+    "dropna": (None, "subset"),
+    "drop_duplicates": (0, "subset"),
+    "set_index": (0, "keys"),
+    "explode": (0, "column"),
+}
+
+
+def _column_method(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """`df.dropna(subset=[...])`, `df.set_index('c')`, `pd.get_dummies(df, columns=[...])`, ..."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or has_star_args(call) or site.caught(("KeyError",)):
+        return None
+    frame_node: ast.expr | None = None
+    keys_node: ast.expr | None = None
+    if func.attr in COLUMN_ARGUMENTS:
+        position, keyword = COLUMN_ARGUMENTS[func.attr]
+        frame_node = func.value
+        keys_node = kwarg(call, keyword)
+        if keys_node is None and position is not None and len(call.args) > position:
+            keys_node = call.args[position]
+        if func.attr == "dropna" and kwarg(call, "axis") is not None:
+            return None  # subset names rows when axis=1
+    elif func.attr == "get_dummies":
+        path = ctx.class_path(func, site)
+        if path is None or path.split(".")[0] != "pandas":
+            return None
+        frame_node = call.args[0] if call.args else kwarg(call, "data")
+        keys_node = kwarg(call, "columns")
+    keys = const_strs(keys_node)
+    if frame_node is None or keys is None:
+        return None
+    frame = ctx.value_of(frame_node, site)
+    if frame is None or not frame.is_frame:
+        return None
+    absent = missing_columns(ctx, frame, keys)
+    if not absent:
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"KeyError: {func.attr}() names column(s) {', '.join(map(repr, absent))} that {frame.expr} does "
+            f"not have (line {line_of(call)})."
+        ),
+        evidence=_columns_evidence(frame, absent),
+        line=line_of(call),
+    )
+
+
 def check(ctx: CellContext) -> Iterator[Finding]:
     for site in ctx.sites:
         if not site.certain:
@@ -162,6 +212,6 @@ def check(ctx: CellContext) -> Iterator[Finding]:
         if isinstance(node, ast.Subscript):
             finding = _subscript(ctx, site, node)
         elif isinstance(node, ast.Call):
-            finding = _drop(ctx, site, node)
+            finding = _drop(ctx, site, node) or _column_method(ctx, site, node)
         if finding is not None:
             yield finding

@@ -110,6 +110,57 @@ def _keras_generator(ctx: CellContext, site: Site, call: ast.Call, model: ObjInf
     )
 
 
+def _adjust_ranks(target: list[object], output: list[object]) -> tuple[list[object], list[object]]:
+    """Keras' loss wrapper squeezes/expands a trailing axis of size 1 when the ranks differ by one."""
+    if len(target) == len(output) + 1 and target[-1] == 1:
+        return (target[:-1], output) if len(output) != 1 else (target, [*output, 1])
+    if len(output) == len(target) + 1 and output[-1] == 1:
+        return (target, output[:-1]) if len(target) != 1 else ([*target, 1], output)
+    return target, output
+
+
+def _keras_targets(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo) -> Finding | None:
+    """`model.fit(X, y)`: sample counts that differ, or one-hot targets shaped unlike the output."""
+    x_node = call.args[0] if call.args else kwarg(call, "x")
+    y_node = call.args[1] if len(call.args) > 1 else kwarg(call, "y")
+    x = ctx.value_of(x_node, site) if x_node is not None else None
+    y = ctx.value_of(y_node, site) if y_node is not None else None
+    if y is None or y.shape is None or not (y.is_ndarray or y.is_("pandas", "Series", "DataFrame")):
+        return None
+    evidence = [f"{y.expr}.shape = {_shape_text(y.shape)}"]
+    if x is not None and x.shape and x.is_ndarray and x.shape[0] != y.shape[0] and "validation_split" not in [
+        kw.arg for kw in call.keywords
+    ]:
+        return Finding(
+            rule=RULE,
+            message=(
+                f"ValueError: Data cardinality is ambiguous: {x.expr} has {x.shape[0]} samples but {y.expr} has "
+                f"{y.shape[0]} (line {line_of(call)})."
+            ),
+            evidence=[f"{x.expr}.shape = {_shape_text(x.shape)}", *evidence],
+            line=line_of(call),
+        )
+    out = model.output_shape
+    if out is None or not out or not all(v is None or isinstance(v, int) for v in out):
+        return None
+    if model.loss not in ONE_HOT_LOSSES:
+        return None
+    target, output = _adjust_ranks(list(y.shape), list(out))
+    if len(target) == len(output) and all(
+        a == b for a, b in zip(target[1:], output[1:], strict=True) if a is not None and b is not None
+    ):
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"ValueError: {model.loss} needs targets shaped like the model's output: {y.expr} is "
+            f"{_shape_text(y.shape)}, {model.expr} outputs {_shape_text(out)} (line {line_of(call)})."
+        ),
+        evidence=[*evidence, f"{model.expr}.output_shape = {_shape_text(out)}", f"{model.expr}.loss = {model.loss}"],
+        line=line_of(call),
+    )
+
+
 # ----- torch --------------------------------------------------------------------------------------------
 
 
@@ -240,6 +291,8 @@ def check(ctx: CellContext) -> Iterator[Finding]:
                 finding = _keras_input(ctx, site, call, model)
                 if finding is None and func.attr == "fit":
                     finding = _keras_generator(ctx, site, call, model)
+                if finding is None and func.attr in ("fit", "evaluate", "train_on_batch"):
+                    finding = _keras_targets(ctx, site, call, model)
         if finding is None and not site.caught(("RuntimeError",)):
             model = ctx.value_of(func, site) if isinstance(func, (ast.Name, ast.Attribute)) else None
             if model is not None and _is_torch_sequential(model):

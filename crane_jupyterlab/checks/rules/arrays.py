@@ -1,0 +1,217 @@
+"""Array shapes that cannot go together.
+
+- `A @ B`, `A.dot(B)`, `np.dot(A, B)`: inner dimensions differ (ValueError in NumPy, RuntimeError in torch);
+- `A + B` (and -, *, /, //, %, **): shapes that do not broadcast;
+- `X[mask]`, `X[y == 1]`: a boolean mask whose length differs from X's first axis (IndexError);
+- `plt.plot(x, y)`, `ax.plot(x, y)`, `scatter(x, y)`: x and y of different lengths (ValueError).
+
+Evidence: the shapes of the operands as the kernel holds them (both must be NumPy arrays, or both torch
+tensors; pandas aligns on labels instead and is left alone).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ...models import Finding
+from ..context import CellContext, const_str, has_star_args, line_of
+from ..flow import Site
+from ..view import ObjInfo, type_class
+
+RULE = "shape-mismatch"
+
+ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def _array(ctx: CellContext, node: ast.expr, site: Site) -> ObjInfo | None:
+    info = ctx.value_of(node, site)
+    if info is None or info.shape is None or not all(isinstance(d, int) for d in info.shape):
+        return None
+    if info.is_ndarray or info.is_("torch", "Tensor"):
+        return info
+    return None
+
+
+def _same_library(a: ObjInfo, b: ObjInfo) -> bool:
+    return a.is_ndarray == b.is_ndarray
+
+
+def _error(a: ObjInfo) -> str:
+    return "ValueError" if a.is_ndarray else "RuntimeError"
+
+
+def _shape(info: ObjInfo) -> str:
+    dims = info.shape or []
+    return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
+
+
+def _matmul_mismatch(a: list[int], b: list[int]) -> tuple[int, int] | None:
+    """(k_a, k_b) when the contracted dimensions differ."""
+    if not a or not b:
+        return None  # 0-d operands fail differently; leave them
+    k_a = a[-1]
+    k_b = b[0] if len(b) == 1 else b[-2]
+    return (k_a, k_b) if k_a != k_b else None
+
+
+def _broadcast_fails(a: list[int], b: list[int]) -> bool:
+    return any(x != y and x != 1 and y != 1 for x, y in zip(reversed(a), reversed(b), strict=False))
+
+
+def _matmul(ctx: CellContext, site: Site, node: ast.expr) -> Finding | None:
+    pair: tuple[ast.expr, ast.expr] | None = None
+    what = "@"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        pair = (node.left, node.right)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "dot":
+        if len(node.args) == 1 and not node.keywords:
+            pair, what = (node.func.value, node.args[0]), "dot"
+        elif len(node.args) == 2 and not node.keywords:
+            path = ctx.class_path(node.func, site)
+            if path is not None and path.split(".")[0] == "numpy":
+                pair, what = (node.args[0], node.args[1]), "np.dot"
+    if pair is None:
+        return None
+    a, b = _array(ctx, pair[0], site), _array(ctx, pair[1], site)
+    if a is None or b is None or not _same_library(a, b) or a.shape is None or b.shape is None:
+        return None
+    if what != "@" and (len(a.shape) > 2 or len(b.shape) > 2):
+        return None  # dot of N-d arrays contracts other axes
+    mismatch = _matmul_mismatch(a.shape, b.shape)  # type: ignore[arg-type]
+    if mismatch is None or site.caught((_error(a),)):
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"{_error(a)}: {a.expr} {_shape(a)} {what} {b.expr} {_shape(b)}: the inner dimensions "
+            f"{mismatch[0]} and {mismatch[1]} differ (line {line_of(node)})."
+        ),
+        evidence=[f"{a.expr}.shape = {_shape(a)}", f"{b.expr}.shape = {_shape(b)}"],
+        line=line_of(node),
+    )
+
+
+def _elementwise(ctx: CellContext, site: Site, node: ast.BinOp) -> Finding | None:
+    if not isinstance(node.op, ELEMENTWISE):
+        return None
+    a, b = _array(ctx, node.left, site), _array(ctx, node.right, site)
+    if a is None or b is None or not _same_library(a, b) or a.shape is None or b.shape is None:
+        return None
+    if not _broadcast_fails(a.shape, b.shape) or site.caught((_error(a),)):  # type: ignore[arg-type]
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"{_error(a)}: operands could not be broadcast together: {a.expr} {_shape(a)} and {b.expr} "
+            f"{_shape(b)} (line {line_of(node)})."
+        ),
+        evidence=[f"{a.expr}.shape = {_shape(a)}", f"{b.expr}.shape = {_shape(b)}"],
+        line=line_of(node),
+    )
+
+
+def _mask_length(ctx: CellContext, site: Site, index: ast.expr) -> tuple[ObjInfo, int] | None:
+    """The array a boolean mask comes from, and the mask's length."""
+    if isinstance(index, ast.Compare) and len(index.ops) == 1 and isinstance(index.ops[0], COMPARISONS):
+        other = index.comparators[0]
+        if isinstance(other, ast.Constant) and isinstance(other.value, (int, float)) and not isinstance(
+            other.value, bool
+        ):
+            source = _array(ctx, index.left, site)
+            if source is not None and source.shape is not None and len(source.shape) == 1:
+                return source, int(source.shape[0])  # type: ignore[arg-type]
+        return None
+    mask = _array(ctx, index, site)
+    if mask is not None and mask.dtype == "bool" and mask.shape is not None and len(mask.shape) == 1:
+        return mask, int(mask.shape[0])  # type: ignore[arg-type]
+    return None
+
+
+def _boolean_index(ctx: CellContext, site: Site, node: ast.Subscript) -> Finding | None:
+    if not isinstance(node.ctx, ast.Load):
+        return None
+    base = _array(ctx, node.value, site)
+    if base is None or base.shape is None or not base.shape:
+        return None
+    index = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) and node.slice.elts else node.slice
+    found = _mask_length(ctx, site, index)
+    if found is None or not _same_library(base, found[0]) or found[1] == base.shape[0]:
+        return None
+    if site.caught(("IndexError",)):
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"IndexError: boolean index did not match: the mask from {found[0].expr} has {found[1]} entries "
+            f"but {base.expr} has {base.shape[0]} rows (line {line_of(node)})."
+        ),
+        evidence=[f"{base.expr}.shape = {_shape(base)}", f"{found[0].expr}.shape = {_shape(found[0])}"],
+        line=line_of(node),
+    )
+
+
+def _is_axes_call(ctx: CellContext, site: Site, func: ast.Attribute) -> bool:
+    """`plt.plot` on pyplot, or `ax.plot` on an Axes (a kernel Axes, or one `plt.subplots()` made here)."""
+    path = ctx.class_path(func, site)
+    if path is not None and path.split(".")[0] == "matplotlib":
+        return True
+    owner = ctx.value_of(func.value, site)
+    if owner is not None:
+        return owner.type.split(".")[0] == "matplotlib" and type_class(owner.type) in ("Axes", "AxesSubplot")
+    if isinstance(func.value, ast.Name):
+        unpacked = site.unpacked_from(func.value.id)
+        if unpacked is not None:
+            call, position = unpacked
+            made = ctx.class_path(call.func, site) if isinstance(call.func, ast.Attribute) else None
+            return (
+                made is not None and made.split(".")[0] == "matplotlib" and made.endswith(".subplots")
+                and position == 1
+            )
+    return False
+
+
+def _plot_lengths(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("plot", "scatter")) or has_star_args(call):
+        return None
+    data = list(call.args)
+    if func.attr == "plot" and len(data) == 3 and const_str(data[2]) is not None:
+        data = data[:2]
+    if len(data) != 2 or (func.attr == "plot" and any(kw.arg == "data" for kw in call.keywords)):
+        return None
+    infos = [ctx.value_of(arg, site) for arg in data]
+    x, y = infos
+    if x is None or y is None or x.shape is None or y.shape is None or len(x.shape) != 1 or len(y.shape) != 1:
+        return None
+    if not all(i.is_ndarray or i.is_("pandas", "Series") for i in (x, y)) or x.shape[0] == y.shape[0]:
+        return None
+    if not _is_axes_call(ctx, site, func) or site.caught(("ValueError",)):
+        return None
+    verb = "x and y must have same first dimension" if func.attr == "plot" else "x and y must be the same size"
+    return Finding(
+        rule=RULE,
+        message=(
+            f"ValueError: {verb}: {x.expr} has {x.shape[0]} values, {y.expr} has {y.shape[0]} "
+            f"({func.attr}, line {line_of(call)})."
+        ),
+        evidence=[f"{x.expr}.shape = {_shape(x)}", f"{y.expr}.shape = {_shape(y)}"],
+        line=line_of(call),
+    )
+
+
+def check(ctx: CellContext) -> Iterator[Finding]:
+    for site in ctx.sites:
+        if not site.certain:
+            continue
+        node = site.node
+        finding: Finding | None = None
+        if isinstance(node, ast.BinOp):
+            finding = _matmul(ctx, site, node) or _elementwise(ctx, site, node)
+        elif isinstance(node, ast.Call):
+            finding = _matmul(ctx, site, node) or _plot_lengths(ctx, site, node)
+        elif isinstance(node, ast.Subscript):
+            finding = _boolean_index(ctx, site, node)
+        if finding is not None:
+            yield finding
