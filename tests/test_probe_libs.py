@@ -457,3 +457,13 @@ def test_wide_frame_names_its_non_numeric_columns() -> None:
     r = run("model.fit(df, y)", {"df": df})
     assert facts(entry(r, "df"))["non_numeric_columns"] == {"city": str(df["city"].dtype)}
     assert f"non-numeric: city {df['city'].dtype}" in render(r)
+
+
+def test_missing_column_read_as_attribute() -> None:
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({" Age": [1.0], "Fare": [2.0]})
+    r = run("df.Age.fillna(0)\ndf.Fare.mean()", {"df": df})
+    e = entry(r, "df.Age")
+    assert e["missing"] is True and facts(e)["close"][0] == " Age"
+    assert child(entry(r, "df"), "df['Fare']").get("named") is True
+    assert "df.Fare" not in [o["expr"] for o in r["objects"]]

@@ -1996,7 +1996,10 @@ def _chain_entries(value: Any, ref: _Ref, ctx: _Ctx) -> list[dict[str, Any]]:
             entry = _entry(expr, _type_name(parent))
             entry["missing"] = True
             if kind == "attr":
-                entry["facts"].append(_fact("S", "close", _close(str(key), _safe_dir(parent))))
+                names = _safe_dir(parent)
+                if _is(parent, "pandas", "DataFrame"):  # df.Age: a column was meant
+                    names = [str(c) for c in parent.columns[:2000].tolist()] + names
+                entry["facts"].append(_fact("S", "close", _close(str(key), names)))
                 msg = str(exc)
                 if msg and msg != str(key) and len(msg) < 300:
                     entry["facts"].append(_fact("R", "note", _trim(msg, 200)))
