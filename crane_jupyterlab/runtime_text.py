@@ -61,7 +61,8 @@ def _modules(mods: list[Any], cats: frozenset[str]) -> str:
             text += " (not imported yet)"
         facts = _facts(m, cats)
         if "grad_enabled" in facts:
-            text += " (grad enabled)" if facts["grad_enabled"] else " (grad disabled: no_grad)"
+            text += " (grad enabled" if facts["grad_enabled"] else " (grad disabled: no_grad"
+            text += ", no cuda)" if facts.get("cuda_available") is False else ")"
         parts.append(text)
     return f"libraries: {', '.join(parts)}" if parts and cats & {"R", "V"} else ""
 
@@ -419,7 +420,7 @@ def _estimator(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str
     for key in ("n_features_in_", "n_outputs_", "n_classes"):
         if key in facts:
             parts.append(f"{key}={facts[key]}")
-    for key in ("classes_", "feature_names_in_", "steps"):
+    for key in ("classes_", "feature_names_in_", "steps", "columns_used"):
         if key in facts:
             parts.append(f"{key}={_val(facts[key])}")
     if facts.get("params"):

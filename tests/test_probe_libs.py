@@ -211,7 +211,7 @@ def test_tensor_facts_and_grad_mode() -> None:
     fx = facts(entry(r, "X"))
     assert fx["dtype"] == "float64" and fx["requires_grad"] is True and fx["device"] == "cpu"
     torch_mod = modules(r)["torch"]
-    assert torch_mod["facts"] == [{"cat": "V", "key": "grad_enabled", "value": torch.is_grad_enabled()}]
+    assert torch_mod["facts"][0] == {"cat": "V", "key": "grad_enabled", "value": torch.is_grad_enabled()}
 
 
 def test_nn_module_layers_and_addressable_submodules() -> None:
@@ -467,3 +467,22 @@ def test_missing_column_read_as_attribute() -> None:
     assert e["missing"] is True and facts(e)["close"][0] == " Age"
     assert child(entry(r, "df"), "df['Fare']").get("named") is True
     assert "df.Fare" not in [o["expr"] for o in r["objects"]]
+
+
+def test_column_transformer_lists_the_columns_it_uses() -> None:
+    pytest.importorskip("sklearn")
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    ct = ColumnTransformer([("num", StandardScaler(), ["Age", "Fare"]), ("cat", OneHotEncoder(), "Sex")])
+    assert facts(entry(run("ct.fit_transform(df)", {"ct": ct}), "ct"))["columns_used"] == [
+        "Age",
+        "Fare",
+        "Sex",
+    ]
+
+
+def test_torch_reports_whether_cuda_is_available() -> None:
+    torch = pytest.importorskip("torch")
+    mod = modules(run("torch.zeros(1).cuda()", {"torch": torch}))["torch"]
+    assert {f["key"]: f["value"] for f in mod["facts"]}["cuda_available"] == torch.cuda.is_available()

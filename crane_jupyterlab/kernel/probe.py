@@ -1674,7 +1674,22 @@ def _sum_estimator(est: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]
         _add(e, "S", "n_outputs_", d["n_outputs_"])
     if isinstance(steps, list):
         _add(e, "R", "steps", [f"{n}={type(s).__name__}" for n, s in steps[:10] if isinstance(n, str)])
+    used = _transformer_columns(_inst_dict(est).get("transformers"))
+    if used:
+        _add(e, "S", "columns_used", used)  # a ColumnTransformer's columns must exist in what it is given
     _add(e, "R", "params", _non_default_params(est, _inst_dict(est), ctx))
+
+
+def _transformer_columns(transformers: Any) -> list[str]:
+    out: list[str] = []
+    if not isinstance(transformers, list):
+        return out
+    for t in transformers[:30]:
+        cols = t[2] if type(t) is tuple and len(t) == 3 else None
+        for c in [cols] if type(cols) is str else cols if type(cols) is list else []:
+            if type(c) is str and c not in out and len(out) < 40:
+                out.append(c)
+    return out
 
 
 def _non_default_params(est: Any, d: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
@@ -2243,6 +2258,10 @@ def _modules(module_names: list[tuple[str, Any]], scan: _Scanner, ctx: _Ctx) -> 
         if top == "torch" and mod is not None:
             with contextlib.suppress(Exception):
                 item["facts"] = [_fact("V", "grad_enabled", bool(mod.is_grad_enabled()))]
+                cuda = _module_dict(mod).get("cuda")  # only if torch.cuda is already loaded
+                if isinstance(cuda, types.ModuleType):
+                    # device count from the driver, no CUDA context is created
+                    item["facts"].append(_fact("V", "cuda_available", bool(cuda.is_available())))
         out.append(item)
 
     for alias, mod in module_names:
