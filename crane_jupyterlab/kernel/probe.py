@@ -34,9 +34,10 @@ with these stable keys (category in brackets):
   image iterators ``samples``/``num_classes``/``batch_size``/``image_shape``/``target_size`` [S],
   ``class_indices`` [V], ``class_mode``/``color_mode`` [R].
 - sklearn: ``class`` [R], ``fitted`` [V], ``n_features_in_`` [S], ``feature_names_in_`` [R],
-  ``classes_`` [V], ``n_outputs_`` [S], ``steps`` [R], ``params`` [R] (non-default constructor params).
+  ``classes_`` [V], ``n_outputs_`` [S], ``steps`` [R], ``params`` [R] (non-default constructor params),
+  ``columns_used`` [S] (ColumnTransformer).
 - scipy sparse: ``nnz`` [S], ``format`` [R]; PIL image: ``size`` [S], ``mode`` [R].
-- module entries (``modules``): ``version``; torch adds ``grad_enabled``. Call checks add entries such as
+- module entries (``modules``): ``version``; torch adds ``grad_enabled`` and ``cuda_available`` [V]. Call checks add entries such as
   ``plt.style.use('x')`` with ``available`` [V] and ``close`` [S]; files the cell opens: ``path '...'``
   entries with ``exists`` [V].
 """
