@@ -37,9 +37,9 @@ with these stable keys (category in brackets):
   ``classes_`` [V], ``n_outputs_`` [S], ``steps`` [R], ``params`` [R] (non-default constructor params),
   ``columns_used`` [S] (ColumnTransformer).
 - scipy sparse: ``nnz`` [S], ``format`` [R]; PIL image: ``size`` [S], ``mode`` [R].
-- module entries (``modules``): ``version``; torch adds ``grad_enabled`` and ``cuda_available`` [V]. Call checks add entries such as
-  ``plt.style.use('x')`` with ``available`` [V] and ``close`` [S]; files the cell opens: ``path '...'``
-  entries with ``exists`` [V].
+- module entries (``modules``): ``version``; torch adds ``grad_enabled`` and ``cuda_available`` [V].
+- call checks add entries such as ``plt.style.use('x')`` with ``available`` [V] and ``close`` [S]; files the
+  cell opens: ``path '...'`` entries with ``exists`` [V].
 """
 
 from __future__ import annotations
