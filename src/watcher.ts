@@ -180,7 +180,6 @@ export class NotebookWatcher implements IDisposable {
       cell_id: cellId,
       settings: plan.settings
     };
-    this._inFlight += 1;
     try {
       const result = await requestAPI<IAnalyzeResult>('analyze', {
         method: 'POST',
@@ -208,8 +207,6 @@ export class NotebookWatcher implements IDisposable {
       const message =
         error instanceof Error ? error.message : String(error ?? '');
       this.checks.set({ ...base, phase: 'failed', error: message });
-    } finally {
-      this._inFlight -= 1;
     }
   }
 
@@ -334,9 +331,8 @@ export class NotebookWatcher implements IDisposable {
     if (!cell) {
       return;
     }
-    const status = this.panel.sessionContext.session?.kernel?.status;
-    // Busy with our own probe is fine (the server supersedes it); busy with user code is not.
-    if (status !== 'idle' && this._inFlight === 0) {
+    // The probe would queue behind user code in the kernel: wait until it finished.
+    if (this._userRuns.size > 0) {
       this._waitingForIdle = true;
       return;
     }
@@ -355,6 +351,7 @@ export class NotebookWatcher implements IDisposable {
   }
 
   private _connectKernel(kernel: Kernel.IKernelConnection | null): void {
+    this._userRuns.clear();
     this._kernel?.iopubMessage.disconnect(this._onIOPub, this);
     this._kernel = kernel;
     kernel?.iopubMessage.connect(this._onIOPub, this);
@@ -366,8 +363,18 @@ export class NotebookWatcher implements IDisposable {
   ): void {
     // Our probe runs silently and publishes no execute_input: this is user code, from any client.
     if (KernelMessage.isExecuteInputMsg(msg)) {
-      this._waitingForIdle = true;
+      this._userRuns.add(msg.parent_header.msg_id ?? '');
       this.checks.bumpEpoch();
+    } else if (
+      KernelMessage.isStatusMsg(msg) &&
+      msg.content.execution_state === 'idle' &&
+      this._userRuns.delete(msg.parent_header.msg_id ?? '')
+    ) {
+      // That user execution finished.
+      if (this._userRuns.size === 0) {
+        this._waitingForIdle = false;
+        this._schedule();
+      }
     }
   }
 
@@ -376,9 +383,14 @@ export class NotebookWatcher implements IDisposable {
     status: Kernel.Status
   ): void {
     if (RESET_STATES.has(status)) {
+      this._userRuns.clear();
       this.checks.bumpEpoch();
       this._waitingForIdle = true;
-    } else if (status === 'idle' && this._waitingForIdle) {
+    } else if (
+      status === 'idle' &&
+      this._waitingForIdle &&
+      this._userRuns.size === 0
+    ) {
       this._waitingForIdle = false;
       this._schedule();
     }
@@ -471,7 +483,8 @@ export class NotebookWatcher implements IDisposable {
   private _active: Cell | null = null;
   private _cells: CellList | null = null;
   private _kernel: Kernel.IKernelConnection | null = null;
-  private _inFlight = 0;
+  /** Ids of the user executions (any client's) the kernel is running or has queued to start. */
+  private _userRuns = new Set<string>();
   private _waitingForIdle = false;
   private _isDisposed = false;
   private _updated = new Signal<this, string>(this);

@@ -185,13 +185,31 @@ test('predicts a crash before Shift-Enter, explains it, and follows the settings
   await setSetting(page, 'guard', false);
 });
 
-test('with the guard off, Shift-Enter runs a crashing cell at once', async ({ page }) => {
+test('auto-check off: only the command checks, and Shift-Enter runs unguarded', async ({
+  page
+}) => {
   await setSetting(page, 'guard', false);
-  await notebookWithData(page, 'unguarded.ipynb');
-  const analysis = analysisOf(page, CRASHING);
+  await setSetting(page, 'autoCheck', false);
+  await notebookWithData(page, 'manual.ipynb');
+  let analyses = 0;
+  page.on('request', request => {
+    if (request.url().includes('/crane/analyze')) {
+      analyses += 1;
+    }
+  });
   await typeInto(page, 1, CRASHING);
+  await page.waitForTimeout(2500); // more than the auto-check delay
+  expect(analyses).toBe(0);
+  const badge = await badgeOf(page, 1);
+  await expect(badge).toHaveCount(0);
+
+  // The keyboard shortcut of "Check Cell for Crashes".
+  const analysis = analysisOf(page, CRASHING);
+  await page.keyboard.press('Control+Alt+C');
   await analysis;
-  await expect(await badgeOf(page, 1)).toHaveClass(/jp-mod-crash/);
+  await expect(badge).toHaveClass(/jp-mod-crash/);
+
+  await page.notebook.enterCellEditingMode(1);
   await page.keyboard.press('Shift+Enter');
   await expect
     .poll(async () => (await page.notebook.getCellTextOutput(1))?.join('\n') ?? '', {
@@ -199,6 +217,37 @@ test('with the guard off, Shift-Enter runs a crashing cell at once', async ({ pa
     })
     .toContain('KeyError');
   await expect(page.locator('.jp-Dialog')).toHaveCount(0);
+  await setSetting(page, 'autoCheck', true);
+});
+
+test('checks wait for user code to finish', async ({
+  page
+}) => {
+  await notebookWithData(page, 'busy.ipynb');
+  const analyses: string[] = [];
+  page.on('request', request => {
+    if (request.url().includes('/crane/analyze')) {
+      analyses.push(request.postDataJSON().source);
+    }
+  });
+  // Start a slow cell without waiting for it, then type while it runs.
+  await page.notebook.setCell(0, 'code', 'import time\ntime.sleep(15)');
+  await page.notebook.selectCells(0);
+  await page.notebook.enterCellEditingMode(0);
+  await page.keyboard.press('Control+Enter');
+  const started = Date.now();
+  const analysis = analysisOf(page, CRASHING);
+  await typeInto(page, 1, CRASHING);
+  await page.waitForTimeout(2500); // more than the auto-check delay
+  // Nothing was sent while the kernel ran user code (checked well before the sleep ends).
+  expect(analyses).not.toContain(CRASHING);
+  expect(Date.now() - started).toBeLessThan(14_000);
+  // Typing stayed free.
+  expect(await page.notebook.getCellTextInput(1)).toBe(CRASHING);
+  // Once the kernel is idle, the waiting check runs by itself.
+  await analysis;
+  expect(Date.now() - started).toBeGreaterThan(14_000);
+  await expect(await badgeOf(page, 1)).toHaveClass(/jp-mod-crash/);
 });
 
 test('the badge and the sidebar follow the dark theme', async ({ page }) => {
