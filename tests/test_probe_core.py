@@ -458,3 +458,22 @@ def test_ipython_syntax_without_ipython_loaded() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [None, ["a"]]
+
+
+def test_custom_getattribute_is_not_run() -> None:
+    class Sneaky:
+        def __init__(self) -> None:
+            self.visible = 1
+
+        def __getattribute__(self, name: str) -> Any:
+            Calls.count += 1
+            return object.__getattribute__(self, name)
+
+        def method(self) -> int:
+            return 1
+
+    Calls.count = 0
+    r = run("s.visible\ns.method()\ns.other", {"s": Sneaky()})
+    assert Calls.count == 0
+    assert facts(entry(r, "s.visible"))["value"] == 1
+    assert "__getattribute__" in facts(entry(r, "s.other"))["note"]

@@ -435,6 +435,10 @@ def _get_attr(obj: Any, name: str) -> Any:
     except AttributeError:
         static = _MISSING
     tp = type(obj)
+    if name in _inst_dict(obj):
+        return static
+    if not _owner_trusted(tp, "__getattribute__"):
+        raise _Unsafe("custom __getattribute__ not evaluated")  # getattr() would run it
     if static is _MISSING:
         hook = inspect.getattr_static(tp, "__getattr__", None)
         if hook is None:
@@ -442,8 +446,6 @@ def _get_attr(obj: Any, name: str) -> Any:
         if not _owner_trusted(tp, "__getattr__"):
             raise _Unsafe("dynamic attribute (__getattr__ not evaluated)")
         return getattr(obj, name)
-    if name in _inst_dict(obj):
-        return static
     if not hasattr(type(static), "__get__"):
         return static
     if isinstance(static, (staticmethod, classmethod)) or _isfunction(static):
@@ -1483,13 +1485,20 @@ def _sum_loader(dl: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) ->
     if (collate is not None and not _trusted(type(collate))) or (
         _isfunction(collate) and _root_of_function(collate) not in TRUSTED_ROOTS
     ):
-        _add(e, "R", "collate_fn", getattr(collate, "__name__", "custom"))
+        _add(e, "R", "collate_fn", _callable_name(collate))
     ds = d.get("dataset")
     if ds is not None:
         e["children"].append(summarize(ds, e["expr"] + ".dataset", ctx))
 
 
+def _callable_name(fn: Any) -> str:
+    """A function's name, else its type's: no attribute lookup on arbitrary objects."""
+    return str(fn.__name__) if _isinst(fn, _ROUTINES) else _short_type(fn)
+
+
 def _root_of_function(fn: Any) -> str:
+    if not _isinst(fn, _ROUTINES):
+        return _root(type(fn))
     mod = getattr(fn, "__module__", "") or ""
     return mod.split(".", 1)[0] if isinstance(mod, str) else ""
 
@@ -1581,12 +1590,21 @@ def _sum_tf_dataset(ds: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]
 @_summarizer(lambda o: _is(o, "keras", "Model") or _is(o, "tf_keras", "Model"))
 def _sum_keras_model(m: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> None:
     _add(e, "R", "class", type(m).__name__)
-    built = bool(getattr(m, "built", False))
-    _add(e, "V", "built", built)
+
+    def attr(name: str, default: Any = None) -> Any:
+        # _get_attr: a user subclass (class Net(keras.Model)) may override these with its own properties
+        try:
+            return _get_attr(m, name)
+        except Exception:
+            return default
+
+    _add(e, "V", "built", bool(attr("built", False)))
     for key in ("input_shape", "output_shape"):
-        with contextlib.suppress(Exception):
-            _add(e, "S", key, _jsonable(getattr(m, key)))
-    layers = list(getattr(m, "layers", []) or [])
+        value = attr(key, _MISSING)
+        if value is not _MISSING:
+            _add(e, "S", key, _jsonable(value))
+    layers = attr("layers", [])
+    layers = list(layers) if type(layers) in (list, tuple) else []
     if layers:
         last = layers[-1]
         units = _inst_dict(last).get("units")
@@ -1594,12 +1612,15 @@ def _sum_keras_model(m: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]
             _add(e, "S", "last_units", units)
         act = _inst_dict(last).get("activation")
         if act is not None:
-            _add(e, "R", "last_activation", getattr(act, "__name__", _short_type(act)))
-    compiled = bool(getattr(m, "compiled", False)) or getattr(m, "optimizer", None) is not None
+            _add(e, "R", "last_activation", _callable_name(act))
+    compiled = bool(attr("compiled", False)) or attr("optimizer") is not None
     _add(e, "V", "compiled", compiled)
-    loss = getattr(m, "loss", None)
+    loss = attr("loss")
     if loss is not None:
-        _add(e, "R", "loss", loss if isinstance(loss, str) else getattr(loss, "name", _short_type(loss)))
+        name = _inst_dict(loss).get("name")
+        _add(
+            e, "R", "loss", loss if type(loss) is str else name if type(name) is str else _callable_name(loss)
+        )
     shown = layers if len(layers) <= 10 else layers[:6] + layers[-3:]
     for layer in shown:
         name = _inst_dict(layer).get("name") or _short_type(layer)
@@ -1611,8 +1632,8 @@ def _sum_keras_model(m: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]
             if type(v) in (int, float, tuple):
                 child["facts"].append(_fact("S", key, v))
         act = ld.get("activation")
-        if act is not None and getattr(act, "__name__", "linear") != "linear":
-            child["facts"].append(_fact("R", "activation", getattr(act, "__name__", "?")))
+        if act is not None and _callable_name(act) != "linear":
+            child["facts"].append(_fact("R", "activation", _callable_name(act)))
         e["children"].append(child)
 
 
