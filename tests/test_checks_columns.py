@@ -21,8 +21,14 @@ def findings(source: str, ns: dict[str, Any]) -> list[str]:
 @pytest.fixture
 def ns() -> dict[str, Any]:
     train = pd.DataFrame({"PassengerId": [1, 2, 3], " Age": [22.0, None, 30.0], "Survived": [0, 1, 1]})
-    return {"pd": pd, "np": np, "train": train, "hist": {"loss": [0.5], "accuracy": [0.7]},
-            "arr": np.zeros((3, 2)), "user_fn": lambda df: df}
+    return {
+        "pd": pd,
+        "np": np,
+        "train": train,
+        "hist": {"loss": [0.5], "accuracy": [0.7]},
+        "arr": np.zeros((3, 2)),
+        "user_fn": lambda df: df,
+    }
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,18 @@ def test_silent_when_not_certain(ns: dict[str, Any], source: str) -> None:
     assert findings(source, ns) == []
 
 
-@pytest.mark.parametrize(("text", "bad"), [("10,000+", True), ("$5", True), ("abc", True), ("12", False),
-                                           (" 3.5 ", False), ("nan", False), ("", False), ("1e3", False)])
+@pytest.mark.parametrize(
+    ("text", "bad"),
+    [
+        ("10,000+", True),
+        ("$5", True),
+        ("abc", True),
+        ("12", False),
+        (" 3.5 ", False),
+        ("nan", False),
+        ("", False),
+        ("1e3", False),
+    ],
+)
 def test_unparsable(text: str, bad: bool) -> None:
     assert unparsable(text) is bad

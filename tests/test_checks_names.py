@@ -26,7 +26,10 @@ def rules(source: str, runtime: dict[str, Any]) -> list[str]:
 
 
 def test_read_of_undefined_name_is_a_crash() -> None:
-    findings = check("reviews = load()\nreviews['clean'] = reviews['text'].apply(clean_text)", probe(["load", "clean_text"]))
+    findings = check(
+        "reviews = load()\nreviews['clean'] = reviews['text'].apply(clean_text)",
+        probe(["load", "clean_text"]),
+    )
     assert findings[0].rule == "undefined-name"
     assert "load" in findings[0].message and findings[0].line == 1
 

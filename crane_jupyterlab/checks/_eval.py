@@ -50,7 +50,14 @@ def _score(rows: list[tuple[dict[str, Any], list[Any]]], verbose: bool) -> dict[
             print(f"{mark} {case['id']}/{case['version']}: " + (findings[0].message if findings else ""))
     precision = 100.0 * tp / (tp + fp) if tp + fp else float("nan")
     recall = 100.0 * tp / (tp + fn) if tp + fn else float("nan")
-    summary = {"TP": tp, "FP": fp, "FN": fn, "TN": tn, "precision": round(precision, 1), "recall": round(recall, 1)}
+    summary = {
+        "TP": tp,
+        "FP": fp,
+        "FN": fn,
+        "TN": tn,
+        "precision": round(precision, 1),
+        "recall": round(recall, 1),
+    }
     print(json.dumps(summary))
     return summary
 
@@ -58,7 +65,9 @@ def _score(rows: list[tuple[dict[str, Any], list[Any]]], verbose: bool) -> dict[
 def junobench(args: argparse.Namespace) -> None:
     rows = []
     for case in _cases(Path(args.dir) / "cases.jsonl", args.ids):
-        findings = check(case["target_cell"], case.get("runtime_info_obj"), "junobench", case["executed_cells"])
+        findings = check(
+            case["target_cell"], case.get("runtime_info_obj"), "junobench", case["executed_cells"]
+        )
         rows.append((case, findings))
     _score(rows, args.verbose)
 
@@ -99,10 +108,16 @@ def _probe_result(case: dict[str, Any], cache: Path) -> dict[str, Any] | None:
             env = dict(os.environ, MPLBACKEND="Agg", CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="3")
             proc = subprocess.run(
                 [sys.executable, "-m", "crane_jupyterlab.checks._eval", "--child", str(case_path), str(out)],
-                env=env, capture_output=True, text=True, timeout=300, check=False,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
             )
             if proc.returncode != 0:
-                print(f"  {case['id']}/{case['version']}: setup failed: {proc.stderr[-300:]}", file=sys.stderr)
+                print(
+                    f"  {case['id']}/{case['version']}: setup failed: {proc.stderr[-300:]}", file=sys.stderr
+                )
                 return None
     result: dict[str, Any] = json.loads(out.read_text())
     return result
@@ -124,7 +139,9 @@ def main() -> None:
     if len(sys.argv) == 4 and sys.argv[1] == "--child":
         _child(sys.argv[2], sys.argv[3])
         return
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("suite", choices=["junobench", "live"])
     parser.add_argument("--dir", default=None, help="suite folder (default: ../shared/<suite>)")
     parser.add_argument("--ids", default="*", help="fnmatch patterns on the case id, comma-separated")

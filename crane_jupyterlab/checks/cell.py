@@ -24,7 +24,7 @@ def _transform(source: str) -> str:
     except ImportError:  # IPython-free environment: plain Python only
         return source
     try:
-        return str(TransformerManager().transform_cell(source))
+        return str(TransformerManager().transform_cell(source))  # type: ignore[no-untyped-call]
     except Exception:  # the transformer gives up on some broken input; compile the raw text instead
         return source
 

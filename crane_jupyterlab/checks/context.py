@@ -44,7 +44,6 @@ class CellContext:
             return None
         return self.view.get(ast.unparse(node))
 
-
     def class_path(self, func: ast.expr, site: Site) -> str | None:
         """Dotted path of the library callable `func` names at `site`, e.g. `sklearn.svm.SVC`.
 

@@ -70,5 +70,5 @@ def check(
     findings: list[Finding] = []
     for rule in RULES:
         findings.extend(rule(ctx))
-    findings.sort(key=lambda f: (f.line or 0))
+    findings.sort(key=lambda f: f.line or 0)
     return findings

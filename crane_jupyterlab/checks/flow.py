@@ -31,7 +31,9 @@ PURE_BUILTINS = frozenset(
     }
 )  # fmt: skip
 # Builtins that can define or change globals behind the walker's back.
-DYNAMIC_BUILTINS = frozenset({"exec", "eval", "globals", "locals", "vars", "setattr", "delattr", "__import__"})
+DYNAMIC_BUILTINS = frozenset(
+    {"exec", "eval", "globals", "locals", "vars", "setattr", "delattr", "__import__"}
+)
 
 # Methods that leave their receiver as it was (unless called with inplace=True).
 PURE_METHODS = frozenset(
@@ -137,6 +139,11 @@ def _target_names(target: ast.expr) -> Iterator[str]:
             yield sub.id
 
 
+def _target_id(target: ast.expr) -> str:
+    assert isinstance(target, ast.Name)
+    return target.id
+
+
 def _handler_types(handler: ast.ExceptHandler) -> tuple[str, ...] | None:
     if handler.type is None:
         return None
@@ -221,20 +228,26 @@ class _Walker:
             )
         )
 
-    def uncertain(self, fn: Callable[[], object]) -> None:
+    def uncertain(self, *parts: Callable[[], None]) -> None:
+        """Walk `parts` (effects still count) with their sites marked not certain."""
         saved = self.s.certain
         self.s.certain = False
         try:
-            fn()
+            for part in parts:
+                part()
         finally:
             self.s.certain = saved
+
+    def exprs(self, nodes: list[ast.expr]) -> None:
+        for node in nodes:
+            self.expr(node)
 
     # ----- statements ----------------------------------------------------------------------------
     def block(self, body: list[ast.stmt]) -> None:
         for stmt in body:
             self.stmt(stmt)
 
-    def stmt(self, node: ast.stmt) -> None:  # noqa: C901 - one branch per statement kind
+    def stmt(self, node: ast.stmt) -> None:
         if isinstance(node, ast.Assign):
             made_by_library = self.library_expr(node.value)
             self.expr(node.value)
@@ -244,7 +257,7 @@ class _Walker:
                     self.library_names.update(_target_names(target))
             single = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
             if single and self.s.certain and isinstance(node.value, ast.Call):
-                self.s.constructed[node.targets[0].id] = node.value
+                self.s.constructed[_target_id(node.targets[0])] = node.value
             elif (
                 self.s.certain
                 and len(node.targets) == 1
@@ -268,7 +281,7 @@ class _Walker:
                 self.expr(node.value)
         elif isinstance(node, ast.If):
             self.expr(node.test)
-            self.uncertain(lambda: (self.block(node.body), self.block(node.orelse)))
+            self.uncertain(lambda: self.block(node.body), lambda: self.block(node.orelse))
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             self.expr(node.iter)
             if self.s.certain and _nonempty(node.iter):
@@ -277,10 +290,14 @@ class _Walker:
                 self.loop_body(node.body)
                 self.uncertain(lambda: self.block(node.orelse))
             else:
-                self.uncertain(lambda: (self.store(node.target), self.block(node.body), self.block(node.orelse)))
+                self.uncertain(
+                    lambda: self.store(node.target),
+                    lambda: self.block(node.body),
+                    lambda: self.block(node.orelse),
+                )
         elif isinstance(node, ast.While):
             self.expr(node.test)
-            self.uncertain(lambda: (self.block(node.body), self.block(node.orelse)))
+            self.uncertain(lambda: self.block(node.body), lambda: self.block(node.orelse))
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             plain = True
             for item in node.items:
@@ -419,19 +436,19 @@ class _Walker:
             self.touch(name)
 
     # ----- expressions ---------------------------------------------------------------------------
-    def expr(self, node: ast.expr) -> None:  # noqa: C901 - one branch per expression kind
+    def expr(self, node: ast.expr) -> None:
         if isinstance(node, ast.Lambda):
             self.arguments(node.args)
         elif isinstance(node, ast.IfExp):
             self.expr(node.test)
-            self.uncertain(lambda: (self.expr(node.body), self.expr(node.orelse)))
+            self.uncertain(lambda: self.expr(node.body), lambda: self.expr(node.orelse))
         elif isinstance(node, ast.BoolOp):
             self.expr(node.values[0])
-            self.uncertain(lambda: [self.expr(v) for v in node.values[1:]])
+            self.uncertain(lambda: self.exprs(node.values[1:]))
         elif isinstance(node, ast.Compare):
             self.expr(node.left)
             self.expr(node.comparators[0])
-            self.uncertain(lambda: [self.expr(v) for v in node.comparators[1:]])
+            self.uncertain(lambda: self.exprs(node.comparators[1:]))
         elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             self.expr(node.generators[0].iter)
             self.uncertain(lambda: self.comprehension(node))
@@ -477,8 +494,10 @@ class _Walker:
             self.s.barrier = True
         if isinstance(func, ast.Attribute):
             receiver = root_name(func.value)
-            if receiver is not None and not self.is_module_name(receiver) and (
-                func.attr not in PURE_METHODS or _truthy_inplace(call)
+            if (
+                receiver is not None
+                and not self.is_module_name(receiver)
+                and (func.attr not in PURE_METHODS or _truthy_inplace(call))
             ):
                 self.touch(receiver)
         pure_callee = isinstance(func, ast.Name) and func.id in PURE_BUILTINS
@@ -554,8 +573,10 @@ def _harmless_magic(call: ast.Call) -> bool:
         return False
     if func.attr in ("system", "getoutput"):
         return True
-    return func.attr == "run_line_magic" and bool(call.args) and (
-        isinstance(call.args[0], ast.Constant) and call.args[0].value in HARMLESS_MAGICS
+    return (
+        func.attr == "run_line_magic"
+        and bool(call.args)
+        and (isinstance(call.args[0], ast.Constant) and call.args[0].value in HARMLESS_MAGICS)
     )
 
 

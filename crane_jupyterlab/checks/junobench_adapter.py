@@ -27,8 +27,12 @@ from .view import ModuleInfo, ObjInfo, RuntimeView
 
 _TYPE_RE = re.compile(r"^<class '([^']+)'>$")
 # Names an IPython kernel defines for the user.
-IPYTHON_NAMES = frozenset({"display", "get_ipython", "In", "Out", "exit", "quit", "_", "__", "___", "_i", "_ii"})
-_DYNAMIC = re.compile(r"\b(exec|eval|globals|locals|vars|setattr|__import__|get_ipython|run_line_magic)\b|%run|%store")
+IPYTHON_NAMES = frozenset(
+    {"display", "get_ipython", "In", "Out", "exit", "quit", "_", "__", "___", "_i", "_ii"}
+)
+_DYNAMIC = re.compile(
+    r"\b(exec|eval|globals|locals|vars|setattr|__import__|get_ipython|run_line_magic)\b|%run|%store"
+)
 
 
 def _type_name(raw: Any) -> str:
@@ -71,7 +75,12 @@ def _info(expr: str, rec: dict[str, Any]) -> ObjInfo:
         if info.min is not None and info.max is not None:
             info.facts.append(f"{expr} ranges over [{value_range[0]}, {value_range[1]}]")
     per_column = rec.get("per_column")
-    if isinstance(per_column, dict) and info.shape and len(info.shape) == 2 and info.shape[1] == len(per_column):
+    if (
+        isinstance(per_column, dict)
+        and info.shape
+        and len(info.shape) == 2
+        and info.shape[1] == len(per_column)
+    ):
         info.columns = list(per_column)
         info.facts.append(f"{expr} has {len(per_column)} columns: {_preview(per_column)}")
     keys = rec.get("metrics") if rec.get("detected") == "training_history_dict" else None
@@ -196,7 +205,9 @@ def module_aliases(cells: Iterable[str]) -> dict[str, str]:
     return {name: next(iter(mods)) for name, mods in imported.items() if len(mods) == 1 and name not in other}
 
 
-def from_junobench(record: dict[str, Any] | None, source: str, executed_cells: list[str] | None) -> RuntimeView:
+def from_junobench(
+    record: dict[str, Any] | None, source: str, executed_cells: list[str] | None
+) -> RuntimeView:
     """The view of one JunoBench case. `record` may be None (28 cases have no parsed record)."""
     view = RuntimeView(source="junobench")
     tree, _ = parse_cell(source)

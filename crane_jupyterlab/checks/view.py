@@ -15,11 +15,48 @@ from typing import Any
 # Top-level packages whose objects run no notebook code when their methods are called.
 LIBRARY_ROOTS = frozenset(
     {
-        "builtins", "numpy", "pandas", "torch", "tensorflow", "keras", "tf_keras", "sklearn", "scipy",
-        "matplotlib", "seaborn", "statsmodels", "PIL", "xgboost", "lightgbm", "catboost", "cv2",
-        "collections", "datetime", "pathlib", "re", "math", "random", "os", "json", "itertools",
-        "functools", "typing", "decimal", "fractions", "string", "time", "plotly", "transformers",
-        "torchvision", "nltk", "skimage", "imblearn", "keras_tuner", "tqdm", "joblib", "pickle",
+        "builtins",
+        "numpy",
+        "pandas",
+        "torch",
+        "tensorflow",
+        "keras",
+        "tf_keras",
+        "sklearn",
+        "scipy",
+        "matplotlib",
+        "seaborn",
+        "statsmodels",
+        "PIL",
+        "xgboost",
+        "lightgbm",
+        "catboost",
+        "cv2",
+        "collections",
+        "datetime",
+        "pathlib",
+        "re",
+        "math",
+        "random",
+        "os",
+        "json",
+        "itertools",
+        "functools",
+        "typing",
+        "decimal",
+        "fractions",
+        "string",
+        "time",
+        "plotly",
+        "transformers",
+        "torchvision",
+        "nltk",
+        "skimage",
+        "imblearn",
+        "keras_tuner",
+        "tqdm",
+        "joblib",
+        "pickle",
     }
 )
 BUILTIN_VALUE_TYPES = frozenset(
@@ -209,7 +246,9 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     info.loss = f["loss"] if isinstance(f.get("loss"), str) else None
     info.num_classes = _int(f.get("num_classes"))
     info.class_mode = f["class_mode"] if isinstance(f.get("class_mode"), str) else None
-    info.children = [normalize_expr(str(c.get("expr", ""))) for c in entry.get("children") or [] if isinstance(c, dict)]
+    info.children = [
+        normalize_expr(str(c.get("expr", ""))) for c in entry.get("children") or [] if isinstance(c, dict)
+    ]
     weight_dtype = f.get("weight_dtype")
     if isinstance(weight_dtype, str):
         info.layer["weight_dtype"] = weight_dtype
@@ -234,7 +273,9 @@ def from_probe(result: dict[str, Any]) -> RuntimeView:
         if isinstance(mod, dict) and isinstance(mod.get("name"), str) and mod["name"]:
             version = mod.get("version")
             view.modules[mod["name"]] = ModuleInfo(
-                mod["name"], str(mod.get("module") or mod["name"]), version if isinstance(version, str) else None
+                mod["name"],
+                str(mod.get("module") or mod["name"]),
+                version if isinstance(version, str) else None,
             )
     stack = [e for e in (result.get("objects") or []) if isinstance(e, dict)]
     while stack:

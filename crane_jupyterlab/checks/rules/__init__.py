@@ -11,6 +11,12 @@ from . import arrays, attributes, columns, conversion, missing_values, names, sh
 Rule = Callable[[CellContext], Iterator[Finding]]
 
 RULES: tuple[Rule, ...] = (
-    names.check, columns.check, attributes.check, sklearn.check, shapes.check, conversion.check,
-    missing_values.check, arrays.check,
+    names.check,
+    columns.check,
+    attributes.check,
+    sklearn.check,
+    shapes.check,
+    conversion.check,
+    missing_values.check,
+    arrays.check,
 )

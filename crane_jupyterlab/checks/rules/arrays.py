@@ -116,8 +116,10 @@ def _mask_length(ctx: CellContext, site: Site, index: ast.expr) -> tuple[ObjInfo
     """The array a boolean mask comes from, and the mask's length."""
     if isinstance(index, ast.Compare) and len(index.ops) == 1 and isinstance(index.ops[0], COMPARISONS):
         other = index.comparators[0]
-        if isinstance(other, ast.Constant) and isinstance(other.value, (int, float)) and not isinstance(
-            other.value, bool
+        if (
+            isinstance(other, ast.Constant)
+            and isinstance(other.value, (int, float))
+            and not isinstance(other.value, bool)
         ):
             source = _array(ctx, index.left, site)
             if source is not None and source.shape is not None and len(source.shape) == 1:
@@ -166,7 +168,9 @@ def _is_axes_call(ctx: CellContext, site: Site, func: ast.Attribute) -> bool:
             call, position = unpacked
             made = ctx.class_path(call.func, site) if isinstance(call.func, ast.Attribute) else None
             return (
-                made is not None and made.split(".")[0] == "matplotlib" and made.endswith(".subplots")
+                made is not None
+                and made.split(".")[0] == "matplotlib"
+                and made.endswith(".subplots")
                 and position == 1
             )
     return False
@@ -189,7 +193,9 @@ def _plot_lengths(ctx: CellContext, site: Site, call: ast.Call) -> Finding | Non
         return None
     if not _is_axes_call(ctx, site, func) or site.caught(("ValueError",)):
         return None
-    verb = "x and y must have same first dimension" if func.attr == "plot" else "x and y must be the same size"
+    verb = (
+        "x and y must have same first dimension" if func.attr == "plot" else "x and y must be the same size"
+    )
     return Finding(
         rule=RULE,
         message=(

@@ -40,7 +40,10 @@ def _style(ctx: CellContext) -> Iterator[Finding]:
                 f"OSError: {style!r} is not a valid package style of the installed matplotlib "
                 f"(line {line_of(call)})."
             ),
-            evidence=[f"{style!r} in plt.style.available = False", *[f for f in entry.facts if ".close = " in f]],
+            evidence=[
+                f"{style!r} in plt.style.available = False",
+                *[f for f in entry.facts if ".close = " in f],
+            ],
             line=line_of(call),
         )
 
@@ -71,7 +74,11 @@ def check(ctx: CellContext) -> Iterator[Finding]:
             version = f" {module.version}" if module.version else ""
             what = f"module '{module.module}'{version} has no attribute '{node.attr}'"
         else:
-            kind = type_class(owner.type) if owner is not None and owner.type else type_class(entry.type or "object")
+            kind = (
+                type_class(owner.type)
+                if owner is not None and owner.type
+                else type_class(entry.type or "object")
+            )
             what = f"'{kind}' object has no attribute '{node.attr}'"
         evidence = [f"{expr} does not exist in the kernel"]
         evidence += [f for f in entry.facts if ".close = " in f or ".note = " in f]

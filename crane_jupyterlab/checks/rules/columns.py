@@ -33,7 +33,9 @@ _PLAIN_DTYPE = re.compile(
 
 def _plain_labels(columns: list[object]) -> bool:
     """True when every label is a plain string (no MultiIndex tuples shown as text, no truncation)."""
-    return all(isinstance(c, str) and not (c.startswith("(") and c.endswith(")")) and len(c) < 78 for c in columns)
+    return all(
+        isinstance(c, str) and not (c.startswith("(") and c.endswith(")")) and len(c) < 78 for c in columns
+    )
 
 
 def missing_columns(ctx: CellContext, frame: ObjInfo, keys: list[str]) -> list[str] | None:

@@ -21,7 +21,9 @@ from ..view import ObjInfo
 
 RULE = "bad-conversion"
 
-INT_NAMES = frozenset({"int", "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64", "int_"})
+INT_NAMES = frozenset(
+    {"int", "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64", "int_"}
+)
 FLOAT_NAMES = frozenset({"float", "float64", "float32", "double"})
 # Strings the numeric parsers read as missing or infinite, not as errors.
 NA_STRINGS = frozenset(
@@ -33,7 +35,12 @@ NA_STRINGS = frozenset(
 def _target(ctx: CellContext, site: Site, node: ast.expr) -> str | None:
     """'int' / 'float' for a NumPy integer / float dtype spelled as a builtin, string or np attribute."""
     name = const_str(node)
-    if name is None and isinstance(node, ast.Name) and node.id in ("int", "float") and node.id not in site.bound:
+    if (
+        name is None
+        and isinstance(node, ast.Name)
+        and node.id in ("int", "float")
+        and node.id not in site.bound
+    ):
         name = node.id
     if name is None and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         module = ctx.view.modules.get(node.value.id)
@@ -68,8 +75,10 @@ def _finding(series: ObjInfo, call: ast.Call, what: str, bad: list[str]) -> Find
             f"ValueError: {what} cannot convert {series.expr}: it holds values such as {bad[0]!r} that are "
             f"not numbers (line {line_of(call)})."
         ),
-        evidence=[f"{series.expr} values include {bad[:3]}", *([f"{series.expr}.dtype = {series.dtype}"]
-                                                            if series.dtype else [])],
+        evidence=[
+            f"{series.expr} values include {bad[:3]}",
+            *([f"{series.expr}.dtype = {series.dtype}"] if series.dtype else []),
+        ],
         line=line_of(call),
     )
 
@@ -102,7 +111,9 @@ def _astype(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
 
 def _to_numeric(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "to_numeric" and isinstance(func.value, ast.Name)):
+    if not (
+        isinstance(func, ast.Attribute) and func.attr == "to_numeric" and isinstance(func.value, ast.Name)
+    ):
         return None
     module = ctx.view.modules.get(func.value.id)
     if module is None or module.module.split(".")[0] != "pandas" or not site.pristine(func.value.id):

@@ -69,7 +69,11 @@ def _sklearn(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
 
 def _statsmodels(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     path = ctx.class_path(call.func, site) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
-    if path is None or path.split(".")[0] != "statsmodels" or path.rsplit(".", 1)[-1] not in STATSMODELS_MODELS:
+    if (
+        path is None
+        or path.split(".")[0] != "statsmodels"
+        or path.rsplit(".", 1)[-1] not in STATSMODELS_MODELS
+    ):
         return None
     if has_star_args(call) or kwarg(call, "missing") is not None or kwarg(call, "hasconst") is not None:
         return None

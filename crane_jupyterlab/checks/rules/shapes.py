@@ -32,15 +32,19 @@ KERAS_DATA_METHODS = frozenset({"fit", "predict", "evaluate", "predict_on_batch"
 ONE_HOT_LOSSES = frozenset({"categorical_crossentropy", "CategoricalCrossentropy", "binary_crossentropy",
                             "BinaryCrossentropy", "categorical_focal_crossentropy"})  # fmt: skip
 # Layers that keep the size of the last axis (what may follow the last Linear of a classifier).
-TORCH_SAME_WIDTH = frozenset({"ReLU", "Softmax", "LogSoftmax", "Dropout", "Sigmoid", "Tanh", "Identity",
-                              "LeakyReLU", "GELU", "ELU", "SELU", "SiLU", "Mish", "Softplus", "PReLU"})  # fmt: skip
+TORCH_SAME_WIDTH = frozenset(
+    {"ReLU", "Softmax", "LogSoftmax", "Dropout", "Sigmoid", "Tanh", "Identity", "LeakyReLU", "GELU", "ELU",
+     "SELU", "SiLU", "Mish", "Softplus", "PReLU"}
+)  # fmt: skip
 TORCH_CE_LOSSES = frozenset({"CrossEntropyLoss", "NLLLoss"})
 TORCH_CE_FUNCTIONS = frozenset({"cross_entropy", "nll_loss"})
 
 
 def _is_keras_model(info: ObjInfo) -> bool:
     return type_root(info.type) in ("keras", "tf_keras", "tensorflow") and type_class(info.type) in (
-        "Sequential", "Functional", "Model"
+        "Sequential",
+        "Functional",
+        "Model",
     )
 
 
@@ -53,7 +57,12 @@ def _layers(ctx: CellContext, model: ObjInfo) -> list[ObjInfo]:
 
 
 def _shape_text(shape: list[int | None] | list[object]) -> str:
-    return "(" + ", ".join("None" if v is None else str(v) for v in shape) + ("," if len(shape) == 1 else "") + ")"
+    return (
+        "("
+        + ", ".join("None" if v is None else str(v) for v in shape)
+        + ("," if len(shape) == 1 else "")
+        + ")"
+    )
 
 
 # ----- Keras --------------------------------------------------------------------------------------------
@@ -82,8 +91,11 @@ def _keras_input(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo) -
             f"{_shape_text(x.shape)}: its first layer ({type_class(layers[0].type)}) needs {want} values on "
             f"the last axis, not {got} (line {line_of(call)})."
         ),
-        evidence=[f"{model.expr}.input_shape = {_shape_text(shape)}", f"{x.expr}.shape = {_shape_text(x.shape)}",
-                  f"first layer: {type_class(layers[0].type)}"],
+        evidence=[
+            f"{model.expr}.input_shape = {_shape_text(shape)}",
+            f"{x.expr}.shape = {_shape_text(x.shape)}",
+            f"first layer: {type_class(layers[0].type)}",
+        ],
         line=line_of(call),
     )
 
@@ -104,8 +116,12 @@ def _keras_generator(ctx: CellContext, site: Site, call: ast.Call, model: ObjInf
             f"ValueError: {gen.expr} yields one-hot targets of width {gen.num_classes} but {model.expr} "
             f"outputs {out[-1]} values per sample ({model.loss} needs equal shapes; line {line_of(call)})."
         ),
-        evidence=[f"{gen.expr}.num_classes = {gen.num_classes}", f"{gen.expr}.class_mode = categorical",
-                  f"{model.expr}.output_shape = {_shape_text(out)}", f"{model.expr}.loss = {model.loss}"],
+        evidence=[
+            f"{gen.expr}.num_classes = {gen.num_classes}",
+            f"{gen.expr}.class_mode = categorical",
+            f"{model.expr}.output_shape = {_shape_text(out)}",
+            f"{model.expr}.loss = {model.loss}",
+        ],
         line=line_of(call),
     )
 
@@ -128,14 +144,18 @@ def _keras_targets(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo)
     if y is None or y.shape is None or not (y.is_ndarray or y.is_("pandas", "Series", "DataFrame")):
         return None
     evidence = [f"{y.expr}.shape = {_shape_text(y.shape)}"]
-    if x is not None and x.shape and x.is_ndarray and x.shape[0] != y.shape[0] and "validation_split" not in [
-        kw.arg for kw in call.keywords
-    ]:
+    if (
+        x is not None
+        and x.shape
+        and x.is_ndarray
+        and x.shape[0] != y.shape[0]
+        and "validation_split" not in [kw.arg for kw in call.keywords]
+    ):
         return Finding(
             rule=RULE,
             message=(
-                f"ValueError: Data cardinality is ambiguous: {x.expr} has {x.shape[0]} samples but {y.expr} has "
-                f"{y.shape[0]} (line {line_of(call)})."
+                f"ValueError: Data cardinality is ambiguous: {x.expr} has {x.shape[0]} samples but "
+                f"{y.expr} has {y.shape[0]} (line {line_of(call)})."
             ),
             evidence=[f"{x.expr}.shape = {_shape_text(x.shape)}", *evidence],
             line=line_of(call),
@@ -156,7 +176,11 @@ def _keras_targets(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo)
             f"ValueError: {model.loss} needs targets shaped like the model's output: {y.expr} is "
             f"{_shape_text(y.shape)}, {model.expr} outputs {_shape_text(out)} (line {line_of(call)})."
         ),
-        evidence=[*evidence, f"{model.expr}.output_shape = {_shape_text(out)}", f"{model.expr}.loss = {model.loss}"],
+        evidence=[
+            *evidence,
+            f"{model.expr}.output_shape = {_shape_text(out)}",
+            f"{model.expr}.loss = {model.loss}",
+        ],
         line=line_of(call),
     )
 
@@ -201,7 +225,12 @@ def _torch_first_layer(ctx: CellContext, site: Site, call: ast.Call, model: ObjI
         return None
     cls = type_class(first.type)
     evidence = [f"{x.expr}.shape = {_shape_text(x.shape)}", f"{x.expr}.dtype = {x.dtype}"]
-    if cls == "Linear" and isinstance(first.layer.get("in_features"), int) and x.shape and x.shape[-1] is not None:
+    if (
+        cls == "Linear"
+        and isinstance(first.layer.get("in_features"), int)
+        and x.shape
+        and x.shape[-1] is not None
+    ):
         want = first.layer["in_features"]
         if x.shape[-1] != want:
             return Finding(
@@ -229,7 +258,12 @@ def _torch_first_layer(ctx: CellContext, site: Site, call: ast.Call, model: ObjI
                 line=line_of(call),
             )
     weight = first.layer.get("weight_dtype")
-    if cls in ("Linear", "Conv1d", "Conv2d", "Conv3d") and isinstance(weight, str) and x.dtype and x.dtype != weight:
+    if (
+        cls in ("Linear", "Conv1d", "Conv2d", "Conv3d")
+        and isinstance(weight, str)
+        and x.dtype
+        and x.dtype != weight
+    ):
         return Finding(
             rule=RULE,
             message=(
@@ -248,7 +282,11 @@ def _is_ce(ctx: CellContext, site: Site, func: ast.expr) -> bool:
         module = ctx.view.modules.get(root)
         return module is not None and module.module.split(".", 1)[0] == "torch" and site.pristine(root)
     criterion = ctx.value_of(func, site)
-    return criterion is not None and type_root(criterion.type) == "torch" and type_class(criterion.type) in TORCH_CE_LOSSES
+    return (
+        criterion is not None
+        and type_root(criterion.type) == "torch"
+        and type_class(criterion.type) in TORCH_CE_LOSSES
+    )
 
 
 def _torch_targets(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
@@ -264,7 +302,13 @@ def _torch_targets(ctx: CellContext, site: Site, call: ast.Call) -> Finding | No
     if model is None or y is None or not _is_torch_sequential(model) or not y.is_("torch", "Tensor"):
         return None
     n_out = _torch_classes(ctx, model)
-    if n_out is None or y.max is None or y.dtype not in ("int64", "long") or y.shape is None or len(y.shape) != 1:
+    if (
+        n_out is None
+        or y.max is None
+        or y.dtype not in ("int64", "long")
+        or y.shape is None
+        or len(y.shape) != 1
+    ):
         return None
     if y.max < n_out:
         return None

@@ -33,9 +33,11 @@ NO_OWN_FIT_STATE = ("Pipeline", "FeatureUnion", "FunctionTransformer", "Normaliz
 NO_FEATURE_CHECK = ("Dummy", "Vectorizer", "FunctionTransformer", "ColumnTransformer", "Pipeline", "Union",
                     "Hasher", "Isotonic")  # fmt: skip
 # Classes that may wrap an already fitted estimator, or that hold no fitted state of their own.
-META_OR_PREFIT = (*NO_OWN_FIT_STATE, "Frozen", "SearchCV", "Calibrated", "SelectFromModel", "Stacking", "Voting",
-                  "Bagging", "OneVs", "MultiOutput", "Chain", "TransformedTarget", "ColumnTransformer",
-                  "SequentialFeatureSelector", "RFE")  # fmt: skip
+META_OR_PREFIT = (
+    *NO_OWN_FIT_STATE, "Frozen", "SearchCV", "Calibrated", "SelectFromModel", "Stacking", "Voting", "Bagging",
+    "OneVs", "MultiOutput", "Chain", "TransformedTarget", "ColumnTransformer", "SequentialFeatureSelector",
+    "RFE",
+)  # fmt: skip
 # NotFittedError derives from both.
 NOT_FITTED_BASES = ("ValueError", "AttributeError")
 
@@ -70,17 +72,16 @@ def _feature_mismatch(est: ObjInfo, x: ObjInfo, call: ast.Call, site: Site) -> F
     if not (x.is_frame or x.is_ndarray or x.type.startswith("scipy.sparse")):
         return None
     n = est.n_features_in
-    if n is not None and x.shape is not None and len(x.shape) == 2 and isinstance(x.shape[1], int):
-        if x.shape[1] != n:
-            return Finding(
-                rule=RULE,
-                message=(
-                    f"ValueError: X has {x.shape[1]} features, but {cls} is expecting {n} features as input "
-                    f"({x.expr} passed to {est.expr}, line {line_of(call)})."
-                ),
-                evidence=[f"{est.expr}.n_features_in_ = {n}", f"{x.expr}.shape = {tuple(x.shape)}"],
-                line=line_of(call),
-            )
+    if n is not None and x.shape is not None and len(x.shape) == 2 and x.shape[1] not in (n, None):
+        return Finding(
+            rule=RULE,
+            message=(
+                f"ValueError: X has {x.shape[1]} features, but {cls} is expecting {n} features as input "
+                f"({x.expr} passed to {est.expr}, line {line_of(call)})."
+            ),
+            evidence=[f"{est.expr}.n_features_in_ = {n}", f"{x.expr}.shape = {tuple(x.shape)}"],
+            line=line_of(call),
+        )
     names = est.feature_names_in
     if (
         names is not None
@@ -91,8 +92,10 @@ def _feature_mismatch(est: ObjInfo, x: ObjInfo, call: ast.Call, site: Site) -> F
     ):
         unseen = [c for c in x.columns if c not in names][:5]
         gone = [c for c in names if c not in x.columns][:5]
-        detail = f"unseen at fit time: {unseen}; seen at fit time, now missing: {gone}" if unseen or gone else (
-            "same names in another order"
+        detail = (
+            f"unseen at fit time: {unseen}; seen at fit time, now missing: {gone}"
+            if unseen or gone
+            else ("same names in another order")
         )
         return Finding(
             rule=RULE,
@@ -100,8 +103,10 @@ def _feature_mismatch(est: ObjInfo, x: ObjInfo, call: ast.Call, site: Site) -> F
                 f"ValueError: the feature names of {x.expr} do not match those {est.expr} was fitted with "
                 f"({detail}; line {line_of(call)})."
             ),
-            evidence=[f"{est.expr}.feature_names_in_ = {names[:8]}{' ...' if len(names) > 8 else ''}",
-                      f"{x.expr}.columns = {x.columns[:8]}{' ...' if len(x.columns) > 8 else ''}"],
+            evidence=[
+                f"{est.expr}.feature_names_in_ = {names[:8]}{' ...' if len(names) > 8 else ''}",
+                f"{x.expr}.columns = {x.columns[:8]}{' ...' if len(x.columns) > 8 else ''}",
+            ],
             line=line_of(call),
         )
     return None
