@@ -477,3 +477,11 @@ def test_custom_getattribute_is_not_run() -> None:
     assert Calls.count == 0
     assert facts(entry(r, "s.visible"))["value"] == 1
     assert "__getattribute__" in facts(entry(r, "s.other"))["note"]
+
+
+def test_history_is_bounded_keeping_the_newest_cells() -> None:
+    cells = ["x = 1  # " + "a" * 1000 for _ in range(1000)] + ["y = 2"]
+    r = run("print(y)", {"In": ["", *cells], "y": 2}, history=True)
+    assert r["history"][-1] == "y = 2"
+    assert sum(map(len, r["history"])) <= probe.HISTORY_CHARS
+    assert r["history_dropped"] == len(cells) - len(r["history"]) > 0

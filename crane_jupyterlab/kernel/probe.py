@@ -86,6 +86,7 @@ ROW_SAMPLE = 50_000  # frames/series longer than this are described from an even
 ARRAY_SAMPLE = 200_000  # array/tensor elements scanned at most for NaN/min/max
 UNIQUE_LIMIT = 100_000  # elements at most for unique counts
 MAX_ENTRIES = 40
+HISTORY_CHARS = 400_000  # executed cells returned with options.history, newest first until this size
 MAX_ITEMS = 20  # elements of a container shown
 COLUMN_KWARGS = frozenset(
     {
@@ -1876,7 +1877,15 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
         _, shell = _user_namespace()
     history = _history(ns, shell)
     if opts.get("history"):
-        result["history"] = list(history)
+        kept, size = [], 0
+        for cell in reversed(history):  # the newest cells matter most; the result stays bounded
+            size += len(cell)
+            if size > HISTORY_CHARS:
+                break
+            kept.append(cell)
+        result["history"] = kept[::-1]
+        if len(kept) < len(history):
+            result["history_dropped"] = len(history) - len(kept)
     if not isinstance(source, str):
         result["error"] = "source must be a str"
         return
