@@ -252,3 +252,15 @@ def test_checks_backend(capsys: pytest.CaptureFixture[str], cases_file: Path) ->
         capsys, "--cases", str(cases_file), "--backend", "checks", "--json", "--quiet"
     )
     assert figures.get("n", 0) + figures.get("errors", 0) == 6, output
+
+
+@needs_data
+def test_hybrid_with_replayed_llm(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("crane_jupyterlab.checks.backend", reason="checks backend not built")
+    code, output, figures = run_cli(
+        capsys, "--cases", str(JUNOBENCH / "cases.jsonl"), "--backend", "hybrid", "--llm", "gpt-5",
+        "--setting", "+RT", "--json", "--quiet",
+    )  # fmt: skip
+    assert code == 0, output
+    assert "backend hybrid (gpt-5)" in output
+    assert figures["n"] == 148 and figures["errors"] == 0

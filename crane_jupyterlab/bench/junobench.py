@@ -186,11 +186,16 @@ def report(rows: list[dict[str, Any]], out: TextIO) -> dict[str, Any]:
 def _run_config(args: argparse.Namespace, setting: str) -> dict[str, Any]:
     """What decides the answers; a resumed `--out` must have been written with the same."""
     config: dict[str, Any] = {"setting": setting, "backend": args.backend}
-    if args.backend == "replay":
+    if _replays(args):
         config["llm"] = args.llm
-    if args.backend in ("litellm", "hybrid"):
+    elif args.backend in ("litellm", "hybrid"):
         config.update(model=args.model, votes=args.votes, api_base=args.api_base)
     return config
+
+
+def _replays(args: argparse.Namespace) -> bool:
+    """replay, or hybrid without --model: the checks first, then the paper's recorded answers."""
+    return bool(args.backend == "replay" or (args.backend == "hybrid" and not args.model))
 
 
 def _read_done(path: Path, config: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -226,9 +231,12 @@ def _build_backend(args: argparse.Namespace, setting: str) -> Any:
 
     if args.backend == "none":
         raise ValueError("backend 'none' makes no predictions; choose litellm, replay, checks or hybrid")
-    if args.backend == "replay":
+    if _replays(args):
         path = args.replay or str(Path(args.cases).with_name("paper_outputs.jsonl"))
-        return make_backend("replay", path=path, llm=args.llm, setting=setting)
+        options = {"path": path, "llm": args.llm, "setting": setting}
+        if args.backend == "hybrid":
+            return make_backend("hybrid", llm_backend="replay", **options)
+        return make_backend("replay", **options)
     if args.backend == "checks":
         return make_backend("checks")
     llm_options: dict[str, Any] = {
@@ -351,7 +359,7 @@ def run(args: argparse.Namespace) -> int:
         return 130
     wanted = {case_id(case) for case in cases}
     rows = [row for key, row in done.items() if key in wanted] + new_rows
-    describe = args.llm if args.backend == "replay" else (args.model or args.backend)
+    describe = args.llm if _replays(args) else (args.model or args.backend)
     print(f"JunoBench {setting}, backend {args.backend} ({describe}), {len(cases)} cases")
     figures = report(rows, sys.stdout)
     if args.json:
@@ -387,7 +395,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--backend", default="replay", choices=("replay", "litellm", "checks", "hybrid", "none")
     )
-    parser.add_argument("--replay", help="paper_outputs.jsonl (default: beside --cases)")
+    parser.add_argument(
+        "--replay", help="paper_outputs.jsonl (default: beside --cases); also hybrid's LLM when no --model"
+    )
     parser.add_argument(
         "--llm", default="gpt-5", help="replayed llm: gemini-2.5-flash, Qwen/Qwen2.5-32B-Instruct, gpt-5"
     )
