@@ -139,10 +139,13 @@ test('predicts a crash before Shift-Enter, explains it, and follows the settings
 
   // 4. V off: the next request asks for S and R only, and no value facts are sent.
   await setSetting(page, 'value', false);
+  await setSetting(page, 'maxColumns', 5);
   const noValues = analysisOf(page, "df['Agee'].sum()");
   await typeInto(page, 1, "df['Agee'].sum()");
   const response = await noValues;
-  expect(response.request().postDataJSON().settings.categories).toBe('SR');
+  const sent = response.request().postDataJSON().settings;
+  expect(sent.categories).toBe('SR');
+  expect(sent.max_columns).toBe(5);
   const json = await response.json();
   expect(json.runtime_text).toContain('MISSING');
   expect(json.runtime_text).not.toContain('unique');
@@ -182,6 +185,7 @@ test('predicts a crash before Shift-Enter, explains it, and follows the settings
   await screenshot(page.locator('#jp-main-dock-panel'), 'settings-light');
 
   await setSetting(page, 'value', true);
+  await setSetting(page, 'maxColumns', 20);
   await setSetting(page, 'guard', false);
 });
 
