@@ -223,7 +223,7 @@ def _generic(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str])
         same = len(items) > 1 and isinstance(items[0], str) and all(x == items[0] for x in items)
         shown = f"[{_val(items[0])} x{len(items)}]" if same and items[0].startswith("<") else _val(items)
         parts.append(f"= {shown}" + (f" (+{more} more, len {facts['len']})" if more > 0 else ""))
-    if "keys" in facts:
+    if "keys" in facts and "value" not in facts:
         parts.append(f"keys {_val(facts['keys'])}")
     parts.extend(_stats(facts))
     for key in ("element_spec", "cardinality", "signature", "note"):

@@ -989,7 +989,10 @@ def _sum_container(obj: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]
         if types_:
             _add(e, "R", "element_types", types_)
         if all(type(v) in SAFE_SCALARS for v in values) and n <= MAX_ITEMS:
-            _add(e, "V", "value", _safe_repr(obj, ctx))
+            if all(type(k) is str for k in obj):  # a small config dict: plain JSON
+                _add(e, "V", "value", {k[: ctx.max_chars]: _short(v, ctx) for k, v in obj.items()})
+            else:
+                _add(e, "V", "value", f"<{_safe_repr(obj, ctx)}>")
         return
     head = []
     for i, item in enumerate(obj):
