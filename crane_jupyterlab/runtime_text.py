@@ -82,7 +82,16 @@ def _entry_line(entry: dict[str, Any], cats: frozenset[str], parent: str | None 
     facts = _facts(entry, cats)
     tname = _short(entry.get("type"))
     via = entry.get("via")
-    head = f"{expr} (built from/for {via})" if via else expr
+    head = expr
+    if via:
+        relation = entry.get("relation")
+        head += (
+            f" (read by {via}())"
+            if relation == "read"
+            else f" ({via} was fitted/compiled with it)"
+            if relation == "fitted"
+            else f" ({via} was built from it)"
+        )
     if entry.get("missing"):
         if "S" not in cats:
             return ""

@@ -231,7 +231,24 @@ def test_lineage_follows_one_hop_back_through_the_history() -> None:
     ns = {"In": ["", "raw = [3, 1, 2]\nvalues = sorted(raw)"], "raw": [3, 1, 2], "values": [1, 2, 3]}
     r = run("print(values)", ns)
     related = entry(r, "raw")
-    assert related["via"] == "values"
+    assert related["via"] == "values" and related["relation"] == "built"
+    from crane_jupyterlab.runtime_text import render
+
+    assert "raw (values was built from it): list = [3, 1, 2]" in render(r)
+
+
+def test_lineage_of_a_fitted_object() -> None:
+    class Model:
+        def predict(self, x: Any) -> Any:
+            return x
+
+    history = ["", "model = Model()\nmodel.fit(X_train, labels)", "X_train = [[1.0]]"]
+    ns = {"In": history, "model": Model(), "X_train": [[1.0]], "labels": [0], "Model": Model}
+    r = run("model.predict(X_test)", ns)
+    assert [(e["expr"], e.get("relation")) for e in r["objects"][1:]] == [
+        ("X_train", "fitted"),
+        ("labels", "fitted"),
+    ]
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1934,12 +1934,13 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
         if _isfunction(fn) and not _trusted_callable(fn) and fn.__globals__ is ns:
             for g in _function_globals(fn)[:20]:
                 if g in ns and g not in present and not _skip_lineage(ns[g]) and len(related) < 6:
-                    related.append((g, name))
-    for rel, via in related:
+                    related.append((g, name, "read"))
+    for rel, via, relation in related:
         if len(objects) >= MAX_ENTRIES or rel in done:
             continue
         entry = summarize(ns[rel], rel, ctx, hints.get(rel))
         entry["via"] = via
+        entry["relation"] = relation
         objects.append(entry)
         done.add(rel)
     result["objects"] = objects
@@ -2197,7 +2198,7 @@ def _static_str(node: ast.expr, ns: dict[str, Any], scan: _Scanner, depth: int) 
     return None
 
 
-def _lineage(history: list[str], present: list[str], ns: dict[str, Any]) -> list[tuple[str, str]]:
+def _lineage(history: list[str], present: list[str], ns: dict[str, Any]) -> list[tuple[str, str, str]]:
     """One hop back through the executed cells: data names the cell's objects were built or fitted from.
 
     `X = train[features]` makes `train` related to `X`; `model.fit(X_train, y)` makes `X_train` related
@@ -2208,8 +2209,8 @@ def _lineage(history: list[str], present: list[str], ns: dict[str, Any]) -> list
     ]
     if not wanted or not history:
         return []
-    out: list[tuple[str, str]] = []
-    found: dict[str, list[str]] = {}
+    out: list[tuple[str, str, str]] = []
+    found: dict[str, list[tuple[str, str]]] = {}
     done: set[str] = set()  # names whose defining assignment was reached (older cells do not matter)
     for cell in reversed(history[-60:]):
         if len(cell) > 100_000:
@@ -2224,19 +2225,19 @@ def _lineage(history: list[str], present: list[str], ns: dict[str, Any]) -> list
                     continue
                 hit = _sources_for(stmt, name)
                 if hit is not None:
-                    sources, defining = hit
-                    found[name] = [*found.get(name, []), *sources]
+                    sources, defining, relation = hit
+                    found[name] = [*found.get(name, []), *((src, relation) for src in sources)]
                     if defining:
                         done.add(name)
     for name in wanted:
-        for src in found.get(name, []):
+        for src, relation in found.get(name, []):
             related = src != name and src in ns and src not in present and not _skip_lineage(ns[src])
-            if related and src not in [o for o, _ in out]:
-                out.append((src, name))
+            if related and src not in [o[0] for o in out]:
+                out.append((src, name, relation))
     return out
 
 
-def _sources_for(stmt: ast.stmt, name: str) -> tuple[list[str], bool] | None:
+def _sources_for(stmt: ast.stmt, name: str) -> tuple[list[str], bool, str] | None:
     """Names read by a statement that defines (True) or fits/compiles (False) `name`; None otherwise."""
     value: ast.AST | None = None
     defining = False
@@ -2258,7 +2259,8 @@ def _sources_for(stmt: ast.stmt, name: str) -> tuple[list[str], bool] | None:
         return None
     names = [n.id for n in ast.walk(value) if isinstance(n, ast.Name)]
     # `X = X.fillna(...)` rebuilds X from itself: keep looking further back for where X came from
-    return list(dict.fromkeys(n for n in names if n != name)), defining and name not in names
+    relation = "built" if defining else "fitted"
+    return list(dict.fromkeys(n for n in names if n != name)), defining and name not in names, relation
 
 
 def _skip_lineage(value: Any) -> bool:
