@@ -65,3 +65,14 @@ def test_malformed_answers_are_errors_not_guesses(text: str | None, why: str) ->
         parse_answer(text)
     assert info.value.kind == "malformed"
     assert why in str(info.value)
+
+
+def test_raw_newline_inside_a_string_accepted() -> None:
+    answer = parse_answer('{"reasoning": "first line\nsecond\tline", "detection": true}')
+    assert answer.reasoning == "first line\nsecond\tline"
+
+
+def test_error_preview_shows_invisible_characters() -> None:
+    with pytest.raises(MalformedAnswer) as info:
+        parse_answer('{"reasoning": "r",\u00a0"detection": true}')
+    assert "\\xa0" in str(info.value)

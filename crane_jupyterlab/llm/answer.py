@@ -1,8 +1,9 @@
 """Parse and validate one model answer: `{"reasoning": str, "detection": bool}`.
 
 Repairs only what has a single reading: a code fence around the object, prose before or after exactly
-one JSON object, and `"true"`/`"false"` written as strings. Anything else (no object, two objects, a
-missing field, `"maybe"`, a truncated answer) is a `MalformedAnswer`, never a guess.
+one JSON object, raw control characters (newline, tab) inside strings, and `"true"`/`"false"` written
+as strings. Anything else (no object, two objects, a missing field, `"maybe"`, a truncated answer) is
+a `MalformedAnswer`, never a guess.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from .errors import MalformedAnswer
 
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 _PREVIEW_CHARS = 120
+# strict=False lets a raw newline or tab stand inside a string (small models emit them); it has one
+# reading, so accepting it is a repair, not a guess.
+_DECODER = json.JSONDecoder(strict=False)
 
 
 class Answer(BaseModel):
@@ -59,13 +63,14 @@ ANSWER_SCHEMA: dict[str, Any] = {
 
 
 def _preview(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _PREVIEW_CHARS else flat[: _PREVIEW_CHARS - 1] + "…"
+    # repr() keeps control and odd whitespace characters visible: they are often why JSON failed.
+    shown = text if len(text) <= _PREVIEW_CHARS else text[: _PREVIEW_CHARS - 1] + "…"
+    return repr(shown)
 
 
 def _json_objects(text: str) -> list[tuple[Any, int, int]]:
     """Every top-level JSON object embedded in `text`, with its span."""
-    decoder = json.JSONDecoder()
+    decoder = _DECODER
     found: list[tuple[Any, int, int]] = []
     pos = 0
     while True:
@@ -91,15 +96,15 @@ def parse_answer(text: str | None) -> Answer:
     if fenced:
         body = fenced.group(1).strip()
     try:
-        obj: Any = json.loads(body)
+        obj: Any = _DECODER.decode(body)
     except json.JSONDecodeError:
         objects = _json_objects(body)
         if len(objects) != 1:
             reason = "no JSON object" if not objects else f"{len(objects)} JSON objects"
-            raise MalformedAnswer(f"the model's answer holds {reason}: {_preview(text)!r}") from None
+            raise MalformedAnswer(f"the model's answer holds {reason}: {_preview(text)}") from None
         obj = objects[0][0]
     if not isinstance(obj, dict):
-        raise MalformedAnswer(f"the model's answer is not a JSON object: {_preview(text)!r}")
+        raise MalformedAnswer(f"the model's answer is not a JSON object: {_preview(text)}")
     try:
         return Answer.model_validate(obj)
     except ValidationError as exc:
