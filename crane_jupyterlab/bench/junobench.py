@@ -424,6 +424,11 @@ def register(subparsers: Any) -> None:
         "--json", action="store_true", help="print the overall figures as JSON on the last line"
     )
     parser.add_argument("--limit", type=_positive, help="only the first N cases")
-    parser.add_argument("--concurrency", type=_positive, default=4, help="cases in flight at once")
+    parser.add_argument(
+        "--concurrency",
+        type=_positive,
+        default=4,
+        help="cases in flight at once (1 for a single-slot local server such as llama.cpp)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no per-case progress on stderr")
     parser.set_defaults(func=run)
