@@ -3,8 +3,11 @@ const jestJupyterLab = require('@jupyterlab/testutils/lib/jest-config');
 // Packages shipped as ES modules that Jest must transpile.
 const esModules = [
   '@codemirror',
-  '@jupyter/ydoc',
+  '@jupyter/',
   '@jupyterlab/',
+  '@microsoft/',
+  '@rjsf/',
+  'exenv-es6',
   'lib0',
   'nanoid',
   'vscode-ws-jsonrpc',
