@@ -111,6 +111,8 @@ class ObjInfo:
     module: str | None = None  # defining module of a class or function (where it comes from)
     path: str | None = None  # full dotted path of a class or function: module + qualified name
     examples: list[Any] | None = None  # some actual values (a sample: never proof of absence)
+    counts: list[tuple[Any, int]] | None = None  # (value, count): most and least frequent values
+    items: list[Any] | None = None  # every element of a small list/tuple, in order
     children: list[str] = field(default_factory=list)  # exprs of the parts (layers of a model, ...)
     layer: dict[str, Any] = field(default_factory=dict)  # torch layer sizes: in_features, in_channels, ...
     facts: list[str] = field(default_factory=list)  # "key = value" strings, the evidence shown to users
@@ -221,6 +223,20 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     if isinstance(counts, list):
         examples += [pair[0] for pair in counts if isinstance(pair, list) and len(pair) == 2]
     info.examples = examples or None
+    if isinstance(counts, list):
+        info.counts = [
+            (pair[0], pair[1])
+            for pair in counts
+            if isinstance(pair, list) and len(pair) == 2 and _int(pair[1])
+        ]
+    items = f.get("items")
+    if (
+        info.type in ("list", "tuple")
+        and isinstance(items, list)
+        and info.length == len(items)
+        and all(isinstance(v, (int, float, bool)) or (isinstance(v, str) and len(v) < 78) for v in items)
+    ):
+        info.items = items
     columns = f.get("columns")
     if (
         isinstance(columns, list)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 from ...models import Finding
 from ..context import CellContext
-from . import arrays, attributes, columns, conversion, missing_values, names, shapes, sklearn
+from . import arrays, attributes, columns, conversion, missing_values, names, shapes, sklearn, values
 
 Rule = Callable[[CellContext], Iterator[Finding]]
 
@@ -19,4 +19,5 @@ RULES: tuple[Rule, ...] = (
     conversion.check,
     missing_values.check,
     arrays.check,
+    values.check,
 )
