@@ -89,3 +89,18 @@ def test_wide_frames_use_the_probes_live_lookup() -> None:
 def test_multiindex_columns_are_not_misread() -> None:
     frame = pd.DataFrame([[1, 2]], columns=pd.MultiIndex.from_tuples([("a", "x"), ("a", "y")]))
     assert findings("frame['a']", {"frame": frame}) == []
+
+
+def test_merge_of_numbers_with_strings() -> None:
+    orders = pd.DataFrame({"customer_id": [1, 2], "amount": [3.0, 4.0]})
+    customers = pd.DataFrame({"customer_id": ["1", "2"], "segment": ["a", "b"]}).astype(
+        {"customer_id": "str"}
+    )
+    ns = {"pd": pd, "orders": orders, "customers": customers, "ok": orders.rename(columns={"amount": "x"})}
+    source = "m = orders.merge(customers, on='customer_id')"
+    (finding,) = check(source, probe.run(source, {}, namespace=ns))
+    assert finding.rule == "merge-dtypes" and "customer_id" in finding.message
+    with pytest.raises(ValueError):
+        exec(source, ns)
+    assert findings("m = orders.merge(ok, on='customer_id')", ns) == []
+    assert findings("m = pd.merge(orders, ok, on='customer_id')", ns) == []

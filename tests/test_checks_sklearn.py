@@ -82,3 +82,35 @@ def test_feature_names_mismatch(ns: dict[str, Any]) -> None:
 def test_silent_when_not_certain(ns: dict[str, Any], source: str) -> None:
     ns["LinearRegression"] = LinearRegression
     assert findings(source, ns) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from sklearn.preprocessing import StandardScaler\n"
+        "scaler = StandardScaler()\nA = scaler.fit_transform(X)\nB = scaler.transform(X_wide)",
+        "from sklearn.linear_model import LinearRegression\nm = LinearRegression()\nm.predict(X)",
+        "from sklearn.linear_model import LinearRegression\nLinearRegression().predict(X)",
+    ],
+)
+def test_estimators_built_in_the_cell(ns: dict[str, Any], source: str) -> None:
+    assert [f for f in findings(source, ns)] != []
+    with pytest.raises(ValueError):
+        exec(source, ns)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from sklearn.preprocessing import StandardScaler\n"
+        "scaler = StandardScaler()\nA = scaler.fit_transform(X)\nB = scaler.transform(X)",
+        "from sklearn.preprocessing import StandardScaler\n"
+        "scaler = StandardScaler()\nA = scaler.fit_transform(X)\nscaler.fit(X_wide)\nB = scaler.transform(X_wide)",
+        "from sklearn.linear_model import LinearRegression\nm = LinearRegression()\nm.fit(X, y)\nm.predict(X)",
+        "from sklearn.pipeline import make_pipeline\nfrom sklearn.preprocessing import StandardScaler\n"
+        "p = make_pipeline(StandardScaler())\np.fit(X)\np.transform(X)",
+        "from sklearn.linear_model import LinearRegression\nm = LinearRegression()\nhelper()\nm.predict(X)",
+    ],
+)
+def test_estimators_built_in_the_cell_silent_when_fine(ns: dict[str, Any], source: str) -> None:
+    assert findings(source, ns) == []

@@ -84,6 +84,7 @@ class Site:
     imports: tuple[tuple[str, str], ...] = ()  # names bound by an import in this cell, still current
     constructed: tuple[tuple[str, ast.Call], ...] = ()  # names bound to `name = Call(...)`, untouched since
     unpacked: tuple[tuple[str, tuple[ast.Call, int]], ...] = ()  # `fig, ax = plt.subplots()`: ax -> (call, 1)
+    fitted: tuple[tuple[str, tuple[ast.Call, ast.Call]], ...] = ()  # `m = C(); m.fit(X)`: m -> (C(), fit)
 
     def imported(self, name: str) -> str | None:
         """The dotted path `name` was imported as in this cell (`pd` -> `pandas`), if it still is."""
@@ -92,6 +93,10 @@ class Site:
     def made_by(self, name: str) -> ast.Call | None:
         """The call whose result `name` holds, unchanged since (`clf = LogisticRegression()`)."""
         return None if self.barrier else dict(self.constructed).get(name)
+
+    def fitted_here(self, name: str) -> tuple[ast.Call, ast.Call] | None:
+        """(constructor call, fit call) when this cell built `name` and then fitted it, untouched since."""
+        return None if self.barrier else dict(self.fitted).get(name)
 
     def unpacked_from(self, name: str) -> tuple[ast.Call, int] | None:
         """The call and position `name` was unpacked from (`fig, ax = plt.subplots()`), unchanged since."""
@@ -185,6 +190,7 @@ class _State:
     imports: dict[str, str] = field(default_factory=dict)  # name -> dotted path it was imported as
     constructed: dict[str, ast.Call] = field(default_factory=dict)  # name -> the call that made it
     unpacked: dict[str, tuple[ast.Call, int]] = field(default_factory=dict)  # `a, b = f()`: b -> (f(), 1)
+    fitted: dict[str, tuple[ast.Call, ast.Call]] = field(default_factory=dict)  # name -> (constructor, fit)
 
 
 class _Walker:
@@ -210,6 +216,7 @@ class _Walker:
         self.s.touched.add(name)
         self.s.constructed.pop(name, None)
         self.s.unpacked.pop(name, None)
+        self.s.fitted.pop(name, None)
 
     def record(self, node: ast.expr) -> None:
         s = self.s
@@ -225,6 +232,7 @@ class _Walker:
                 tuple(s.imports.items()),
                 tuple(s.constructed.items()),
                 tuple(s.unpacked.items()),
+                tuple(s.fitted.items()),
             )
         )
 
@@ -465,7 +473,10 @@ class _Walker:
             for kw in node.keywords:
                 self.expr(kw.value)
             self.record(node)
+            fitting = self._fitting(node)
             self.call_effects(node)
+            if fitting is not None:
+                self.s.fitted[fitting[0]] = (fitting[1], node)
             return
         else:
             for child in ast.iter_child_nodes(node):
@@ -474,6 +485,20 @@ class _Walker:
                 elif isinstance(child, ast.keyword):
                     self.expr(child.value)
         self.record(node)
+
+    def _fitting(self, call: ast.Call) -> tuple[str, ast.Call] | None:
+        """`m.fit(...)` on a name this cell constructed: (name, the constructor call)."""
+        func = call.func
+        if not (self.s.certain and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        if func.attr not in ("fit", "fit_transform", "fit_predict"):
+            return None
+        name = func.value.id
+        if name in self.s.constructed:
+            return name, self.s.constructed[name]
+        if name in self.s.fitted:
+            return name, self.s.fitted[name][0]
+        return None
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
         for i, gen in enumerate(node.generators):

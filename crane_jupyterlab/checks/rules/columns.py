@@ -205,6 +205,50 @@ def _column_method(ctx: CellContext, site: Site, call: ast.Call) -> Finding | No
     )
 
 
+NUMERIC_DTYPES = ("int", "uint", "float")
+STRING_DTYPES = ("str", "string", "string[python]", "string[pyarrow]")
+
+
+def _merge_keys(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """`left.merge(right, on='k')` / `pd.merge(left, right, on='k')` joining numbers with strings."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr != "merge" or has_star_args(call):
+        return None
+    path = ctx.class_path(func, site)
+    if path is not None and path.split(".")[0] == "pandas":
+        if len(call.args) < 2:
+            return None
+        left_node, right_node = call.args[0], call.args[1]
+    elif len(call.args) >= 1:
+        left_node, right_node = func.value, call.args[0]
+    else:
+        return None
+    keys = const_strs(kwarg(call, "on"))
+    if keys is None or site.caught(("ValueError",)):
+        return None
+    left, right = ctx.value_of(left_node, site), ctx.value_of(right_node, site)
+    if left is None or right is None or not (left.is_frame and right.is_frame):
+        return None
+    for key in keys:
+        a, b = ctx.view.get(f"{left.expr}[{key!r}]"), ctx.view.get(f"{right.expr}[{key!r}]")
+        if a is None or b is None or a.missing or b.missing or not a.dtype or not b.dtype:
+            continue
+        pair = {a.dtype, b.dtype}
+        numeric = [d for d in pair if d.startswith(NUMERIC_DTYPES)]
+        text = [d for d in pair if d in STRING_DTYPES]
+        if numeric and text:
+            return Finding(
+                rule="merge-dtypes",
+                message=(
+                    f"ValueError: You are trying to merge on {a.dtype} and {b.dtype} columns for key {key!r} "
+                    f"({left.expr} and {right.expr}, line {line_of(call)})."
+                ),
+                evidence=[f"{a.expr}.dtype = {a.dtype}", f"{b.expr}.dtype = {b.dtype}"],
+                line=line_of(call),
+            )
+    return None
+
+
 def check(ctx: CellContext) -> Iterator[Finding]:
     for site in ctx.sites:
         if not site.certain:
@@ -214,6 +258,8 @@ def check(ctx: CellContext) -> Iterator[Finding]:
         if isinstance(node, ast.Subscript):
             finding = _subscript(ctx, site, node)
         elif isinstance(node, ast.Call):
-            finding = _drop(ctx, site, node) or _column_method(ctx, site, node)
+            finding = (
+                _drop(ctx, site, node) or _column_method(ctx, site, node) or _merge_keys(ctx, site, node)
+            )
         if finding is not None:
             yield finding

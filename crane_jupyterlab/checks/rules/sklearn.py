@@ -79,7 +79,11 @@ def _feature_mismatch(est: ObjInfo, x: ObjInfo, call: ast.Call, site: Site) -> F
                 f"ValueError: X has {x.shape[1]} features, but {cls} is expecting {n} features as input "
                 f"({x.expr} passed to {est.expr}, line {line_of(call)})."
             ),
-            evidence=[f"{est.expr}.n_features_in_ = {n}", f"{x.expr}.shape = {tuple(x.shape)}"],
+            evidence=[
+                *[f for f in est.facts if "fitted in this cell" in f],
+                f"{est.expr}.n_features_in_ = {n}",
+                f"{x.expr}.shape = {tuple(x.shape)}",
+            ],
             line=line_of(call),
         )
     names = est.feature_names_in
@@ -127,6 +131,33 @@ def _fresh(ctx: CellContext, node: ast.expr, site: Site) -> ObjInfo | None:
     return info
 
 
+def _fitted_here(ctx: CellContext, node: ast.expr, site: Site) -> ObjInfo | None:
+    """An estimator this cell constructs and fits: it expects X shaped like the X it was fitted on."""
+    if not isinstance(node, ast.Name):
+        return None
+    made = site.fitted_here(node.id)
+    if made is None:
+        return None
+    ctor, fit = made
+    path = ctx.class_path(ctor.func, site) if isinstance(ctor.func, (ast.Name, ast.Attribute)) else None
+    if path is None or not path.startswith("sklearn.") or any(p in type_class(path) for p in META_OR_PREFIT):
+        return None
+    fit_site = next((s for s in ctx.sites if s.node is fit), None)
+    x_node = _x_arg(fit)
+    if fit_site is None or x_node is None:
+        return None
+    x = ctx.value_of(x_node, fit_site)
+    if x is None or x.shape is None or len(x.shape) != 2 or not isinstance(x.shape[1], int):
+        return None
+    if not (x.is_frame or x.is_ndarray):
+        return None
+    info = ObjInfo(expr=node.id, type=path, fitted=True, n_features_in=x.shape[1])
+    if x.is_frame and x.columns is not None and all(isinstance(c, str) for c in x.columns):
+        info.feature_names_in = [str(c) for c in x.columns]
+    info.facts.append(f"{node.id} was fitted in this cell on {x.expr} {tuple(x.shape)}")
+    return info
+
+
 def check(ctx: CellContext) -> Iterator[Finding]:
     for site in ctx.certain(ast.Call):
         call = site.node
@@ -135,7 +166,7 @@ def check(ctx: CellContext) -> Iterator[Finding]:
             continue
         est = ctx.value_of(call.func.value, site)
         if est is None:
-            est = _fresh(ctx, call.func.value, site)
+            est = _fresh(ctx, call.func.value, site) or _fitted_here(ctx, call.func.value, site)
         if est is None or not est.is_sklearn:
             continue
         finding = _unfitted(est, call.func.attr, call, site)
