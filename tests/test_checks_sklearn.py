@@ -105,8 +105,10 @@ def test_estimators_built_in_the_cell(ns: dict[str, Any], source: str) -> None:
         "from sklearn.preprocessing import StandardScaler\n"
         "scaler = StandardScaler()\nA = scaler.fit_transform(X)\nB = scaler.transform(X)",
         "from sklearn.preprocessing import StandardScaler\n"
-        "scaler = StandardScaler()\nA = scaler.fit_transform(X)\nscaler.fit(X_wide)\nB = scaler.transform(X_wide)",
-        "from sklearn.linear_model import LinearRegression\nm = LinearRegression()\nm.fit(X, y)\nm.predict(X)",
+        "scaler = StandardScaler()\nA = scaler.fit_transform(X)\n"
+        "scaler.fit(X_wide)\nB = scaler.transform(X_wide)",
+        "from sklearn.linear_model import LinearRegression\n"
+        "m = LinearRegression()\nm.fit(X, y)\nm.predict(X)",
         "from sklearn.pipeline import make_pipeline\nfrom sklearn.preprocessing import StandardScaler\n"
         "p = make_pipeline(StandardScaler())\np.fit(X)\np.transform(X)",
         "from sklearn.linear_model import LinearRegression\nm = LinearRegression()\nhelper()\nm.predict(X)",
