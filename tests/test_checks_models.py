@@ -74,6 +74,20 @@ def test_torch_silent_when_not_certain(tns: dict[str, Any], source: str) -> None
     assert findings(source, tns) == []
 
 
+def test_numpy_of_an_output_that_requires_grad(tns: dict[str, Any]) -> None:
+    source = "probs = torch.softmax(model(X), dim=1).numpy()"
+    assert findings(source, tns) == ["shape-mismatch"]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        exec(source, tns)
+    for fine in (
+        "probs = torch.softmax(model(X), dim=1).detach().numpy()",
+        "with torch.no_grad():\n    probs = model(X).numpy()",
+        "torch.set_grad_enabled(False)\nprobs = model(X).numpy()",
+        "probs = model(X).argmax(1).numpy()",
+    ):
+        assert findings(fine, tns) == [], fine
+
+
 def test_custom_forward_is_not_judged(tns: dict[str, Any]) -> None:
     nn = tns["nn"]
 

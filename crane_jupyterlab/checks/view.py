@@ -143,6 +143,7 @@ class ModuleInfo:
     alias: str
     module: str
     version: str | None
+    grad_enabled: bool | None = None  # torch: autograd on at probe time
 
 
 @dataclass
@@ -265,6 +266,8 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     info.children = [
         normalize_expr(str(c.get("expr", ""))) for c in entry.get("children") or [] if isinstance(c, dict)
     ]
+    if isinstance(f.get("param_requires_grad"), bool):
+        info.layer["param_requires_grad"] = f["param_requires_grad"]
     weight_dtype = f.get("weight_dtype")
     if isinstance(weight_dtype, str):
         info.layer["weight_dtype"] = weight_dtype
@@ -288,11 +291,14 @@ def from_probe(result: dict[str, Any]) -> RuntimeView:
     for mod in result.get("modules") or []:
         if isinstance(mod, dict) and isinstance(mod.get("name"), str) and mod["name"]:
             version = mod.get("version")
-            view.modules[mod["name"]] = ModuleInfo(
+            module = ModuleInfo(
                 mod["name"],
                 str(mod.get("module") or mod["name"]),
                 version if isinstance(version, str) else None,
             )
+            grad = _fact_map(mod).get("grad_enabled")
+            module.grad_enabled = grad if isinstance(grad, bool) else None
+            view.modules[mod["name"]] = module
     stack = [e for e in (result.get("objects") or []) if isinstance(e, dict)]
     while stack:
         entry = stack.pop(0)
