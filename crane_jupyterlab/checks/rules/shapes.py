@@ -363,10 +363,8 @@ def _numpy_of_grad(ctx: CellContext, site: Site, call: ast.Call) -> Finding | No
     if torch is None or torch.grad_enabled is not True:
         return None
     if any(
-        (isinstance(n, ast.Name)
-        and n.id in GRAD_SWITCHES)
-        or (isinstance(n, ast.Attribute)
-        and n.attr in GRAD_SWITCHES)
+        (isinstance(n, ast.Name) and n.id in GRAD_SWITCHES)
+        or (isinstance(n, ast.Attribute) and n.attr in GRAD_SWITCHES)
         for n in ast.walk(ctx.tree)
     ):
         return None  # the cell switches autograd somewhere: leave it
