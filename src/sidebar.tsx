@@ -5,7 +5,12 @@ import React from 'react';
 
 import { craneIcon } from './icons';
 import type { CraneSettings } from './settings';
-import type { FactCategory, ICheckRecord, IServerConfig } from './tokens';
+import type {
+  FactCategory,
+  ICheckRecord,
+  IServerConfig,
+  IVerdict
+} from './tokens';
 import type { BadgeState } from './verdict';
 import { badgeView, groupFacts, oneLine, voteSplit } from './verdict';
 import type { CraneWatcher, NotebookWatcher } from './watcher';
@@ -210,6 +215,20 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
     }
   }
 
+  private _sourceLabel(source: IVerdict['source']): string {
+    const trans = this._trans;
+    switch (source) {
+      case 'llm':
+        return trans.__('the model');
+      case 'checks':
+        return trans.__('deterministic checks');
+      case 'both':
+        return trans.__('the model and deterministic checks');
+      case 'syntax':
+        return trans.__('syntax check');
+    }
+  }
+
   private _renderRecord(record: ICheckRecord): React.ReactElement {
     const trans = this._trans;
     const result = record.result;
@@ -250,7 +269,7 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
               </tr>
               <tr>
                 <th>{trans.__('Decided by')}</th>
-                <td>{verdict?.source ?? '–'}</td>
+                <td>{verdict ? this._sourceLabel(verdict.source) : '–'}</td>
               </tr>
               {split && (
                 <tr>
@@ -344,6 +363,8 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
               <li
                 key={`${r.cellId}-${r.startedAt}`}
                 className={`jp-mod-${state}`}
+                title={trans.__('Go to the cell')}
+                onClick={() => void watcher.reveal(r.cellId)}
               >
                 <span className="jp-Crane-history-state">
                   {this._stateLabel(state)}

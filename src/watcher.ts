@@ -141,6 +141,16 @@ export class NotebookWatcher implements IDisposable {
     return this.checks.get(cell.model.id);
   }
 
+  /** Make the cell with `cellId` the active cell and scroll to it (a history entry was clicked). */
+  async reveal(cellId: string): Promise<void> {
+    const notebook = this.panel.content;
+    const index = notebook.widgets.findIndex(c => c.model.id === cellId);
+    if (index >= 0) {
+      notebook.activeCellIndex = index;
+      await notebook.scrollToCell(notebook.widgets[index]);
+    }
+  }
+
   /**
    * Check `cell` now. Resolves when the answer is in (or dropped); never rejects.
    */
