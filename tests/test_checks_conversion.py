@@ -79,3 +79,11 @@ def test_silent_when_not_certain(ns: dict[str, Any], source: str) -> None:
 )
 def test_unparsable(text: str, bad: bool) -> None:
     assert unparsable(text) is bad
+
+
+def test_datetime_columns_convert_to_integers() -> None:
+    dates = pd.DataFrame({"d": pd.to_datetime(["2015-10-23", "2016-01-06"])})
+    assert findings("dates['d'].astype('int64')", {"dates": dates}) == []
+    record = {"df": {"type": "pandas.core.frame.DataFrame", "shape": [2, 1],
+                     "per_column": {"d": {"example_values": ["2015-10-23", "2016-01-06"]}}}}  # fmt: skip
+    assert check("df['d'].astype(int)", record, "junobench", executed_cells=[]) == []

@@ -12,6 +12,7 @@ nothing, their presence proves the crash), its NaN count, and the Series must st
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from ...models import Finding
@@ -64,8 +65,20 @@ def unparsable(value: object) -> bool:
     return False
 
 
+# Values shown as text that a datetime/timedelta column would hold (those columns convert to integers).
+_DATETIME_LIKE = re.compile(r"^\s*\d{1,4}[-/:.]\d{1,2}|\d\s*days?\b|^\s*NaT\s*$")
+TEXT_DTYPES = ("object", "str", "string", "category")
+
+
 def _bad_strings(series: ObjInfo) -> list[str]:
-    return [v for v in series.examples or [] if isinstance(v, str) and unparsable(v)]
+    """Example values that prove the column holds non-numeric text."""
+    if series.dtype is not None and not series.dtype.startswith(TEXT_DTYPES):
+        return []
+    return [
+        v
+        for v in series.examples or []
+        if isinstance(v, str) and unparsable(v) and (series.dtype is not None or not _DATETIME_LIKE.search(v))
+    ]
 
 
 def _finding(series: ObjInfo, call: ast.Call, what: str, bad: list[str]) -> Finding:

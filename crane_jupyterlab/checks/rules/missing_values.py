@@ -50,8 +50,8 @@ def _sklearn(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     if not isinstance(func, ast.Attribute) or func.attr not in VALIDATING or has_star_args(call):
         return None
     est = _estimator(ctx, func.value, site)
-    if est is None or not est.type.startswith(NAN_REJECTING):
-        return None
+    if est is None or not est.type.startswith(NAN_REJECTING) or "RANSAC" in est.type:
+        return None  # RANSAC passes NaN on to its inner estimator, which may accept it
     x_node = call.args[0] if call.args else kwarg(call, "X")
     x = ctx.value_of(x_node, site) if x_node is not None else None
     if x is None or x.has_nan is not True or not (x.is_frame or x.is_ndarray or x.is_("pandas", "Series")):

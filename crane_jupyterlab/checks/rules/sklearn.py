@@ -28,7 +28,10 @@ NEEDS_FIT = frozenset(
      "score_samples", "kneighbors"}
 )  # fmt: skip
 # Fitted state kept elsewhere (steps), or no fit needed at all: the `fitted` fact does not apply.
-NO_OWN_FIT_STATE = ("Pipeline", "FeatureUnion", "FunctionTransformer", "Normalizer", "Binarizer", "Hashing")
+# (A vectorizer given a fixed vocabulary transforms without being fitted.)
+NO_OWN_FIT_STATE = (
+    "Pipeline", "FeatureUnion", "FunctionTransformer", "Normalizer", "Binarizer", "Hashing", "Vectorizer",
+)  # fmt: skip
 # Estimators that accept X with another number of columns than at fit time.
 NO_FEATURE_CHECK = ("Dummy", "Vectorizer", "FunctionTransformer", "ColumnTransformer", "Pipeline", "Union",
                     "Hasher", "Isotonic")  # fmt: skip
