@@ -116,3 +116,16 @@ def test_estimators_built_in_the_cell(ns: dict[str, Any], source: str) -> None:
 )
 def test_estimators_built_in_the_cell_silent_when_fine(ns: dict[str, Any], source: str) -> None:
     assert findings(source, ns) == []
+
+
+def test_pipeline_checks_the_width_through_its_first_step(ns: dict[str, Any]) -> None:
+    (message,) = findings("pipe.predict(X_wide)", ns)
+    assert "X has 6 features" in message
+    with pytest.raises(ValueError, match="features"):
+        exec("pipe.predict(X_wide)", ns)
+    from sklearn.compose import make_column_transformer
+
+    ns["ct_pipe"] = make_pipeline(make_column_transformer(("passthrough", [0, 1])), LogisticRegression()).fit(
+        ns["X"], ns["y"]
+    )
+    assert findings("ct_pipe.predict(X_wide)", ns) == []  # a ColumnTransformer picks its columns

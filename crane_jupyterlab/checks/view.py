@@ -114,6 +114,7 @@ class ObjInfo:
     counts: list[tuple[Any, int]] | None = None  # (value, count): most and least frequent values
     items: list[Any] | None = None  # every element of a small list/tuple, in order
     children: list[str] = field(default_factory=list)  # exprs of the parts (layers of a model, ...)
+    steps: list[str] | None = None  # class names of a scikit-learn Pipeline's steps, in order
     layer: dict[str, Any] = field(default_factory=dict)  # torch layer sizes: in_features, in_channels, ...
     facts: list[str] = field(default_factory=list)  # "key = value" strings, the evidence shown to users
 
@@ -261,6 +262,9 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
         if isinstance(value, list):
             setattr(info, key, value)
     info.loss = f["loss"] if isinstance(f.get("loss"), str) else None
+    steps = f.get("steps")
+    if isinstance(steps, list) and all(isinstance(step, str) for step in steps):
+        info.steps = [step.split("=", 1)[-1] for step in steps]
     info.num_classes = _int(f.get("num_classes"))
     info.class_mode = f["class_mode"] if isinstance(f.get("class_mode"), str) else None
     info.children = [

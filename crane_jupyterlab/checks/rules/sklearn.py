@@ -70,7 +70,11 @@ def _unfitted(est: ObjInfo, method: str, call: ast.Call, site: Site) -> Finding 
 
 def _feature_mismatch(est: ObjInfo, x: ObjInfo, call: ast.Call, site: Site) -> Finding | None:
     cls = type_class(est.type)
-    if any(part in cls for part in NO_FEATURE_CHECK) or site.caught(("ValueError",)):
+    checked_by = cls
+    if cls == "Pipeline" and est.steps:
+        # A Pipeline hands X to its first step, which checks the width (n_features_in_ is that step's).
+        checked_by = next((step for step in est.steps if step not in ("passthrough", "str", "NoneType")), cls)
+    if any(part in checked_by for part in NO_FEATURE_CHECK) or site.caught(("ValueError",)):
         return None
     if not (x.is_frame or x.is_ndarray or x.type.startswith("scipy.sparse")):
         return None
