@@ -129,3 +129,15 @@ def test_pipeline_checks_the_width_through_its_first_step(ns: dict[str, Any]) ->
         ns["X"], ns["y"]
     )
     assert findings("ct_pipe.predict(X_wide)", ns) == []  # a ColumnTransformer picks its columns
+
+
+def test_kernel_classes_are_traced_through_the_docs(ns: dict[str, Any]) -> None:
+    ns["LogisticRegression"] = LogisticRegression
+    ns["X_nan"] = np.where(np.arange(160).reshape(40, 4) % 7 == 0, np.nan, 1.0)
+    source = "clf = LogisticRegression().fit(X_nan, y)"
+    plain = check(source, probe.run(source, {}, namespace=ns))
+    with_docs = check(source, probe.run(source, {"docs": True}, namespace=ns))
+    assert plain == []  # without +D the class's origin is unknown: silent
+    assert [f.rule for f in with_docs] == ["missing-values"]
+    with pytest.raises(ValueError, match="NaN"):
+        exec(source, ns)

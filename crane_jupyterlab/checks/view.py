@@ -281,6 +281,20 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     return info
 
 
+def _paths_from_docs(view: RuntimeView, docs: Any) -> None:
+    """+D docs name the library callable behind each called kernel name: `LogisticRegression` ->
+    `sklearn.linear_model._logistic.LogisticRegression` (resolved in the kernel)."""
+    for doc in docs if isinstance(docs, list) else []:
+        if not isinstance(doc, dict):
+            continue
+        call, qualname = doc.get("call"), doc.get("qualname")
+        if isinstance(call, str) and call.isidentifier() and isinstance(qualname, str) and "." in qualname:
+            info = view.objects.setdefault(call, ObjInfo(expr=call))
+            info.path = qualname
+            info.module = qualname.rsplit(".", 1)[0]
+            info.user_code = qualname.split(".", 1)[0] == "__main__"
+
+
 def from_probe(result: dict[str, Any]) -> RuntimeView:
     """The view of a probe result (docs/architecture.md section 1). Malformed parts are skipped."""
     view = RuntimeView(source="probe")
@@ -303,11 +317,16 @@ def from_probe(result: dict[str, Any]) -> RuntimeView:
             grad = _fact_map(mod).get("grad_enabled")
             module.grad_enabled = grad if isinstance(grad, bool) else None
             view.modules[mod["name"]] = module
+    _paths_from_docs(view, result.get("docs"))
     stack = [e for e in (result.get("objects") or []) if isinstance(e, dict)]
     while stack:
         entry = stack.pop(0)
         info = _info_from_entry(entry)
-        if info.expr and info.expr not in view.objects:
+        known = view.objects.get(info.expr)
+        if known is not None and known.path and not known.type:  # made from +D docs: keep its path
+            info.path, info.module, info.user_code = known.path, known.module, known.user_code
+            view.objects[info.expr] = info
+        elif info.expr and info.expr not in view.objects:
             view.objects[info.expr] = info
         stack.extend(c for c in entry.get("children") or [] if isinstance(c, dict))
     return view
