@@ -164,6 +164,15 @@ test('predicts a crash before Shift-Enter, explains it, and follows the settings
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   await expect(dialog).toHaveCount(0);
   expect(await page.notebook.getCellTextOutput(1)).toBeNull();
+  // Command mode too (there the core binds Shift-Enter to another command).
+  await page.notebook.selectCells(1);
+  await page.keyboard.press('Escape');
+  await expect(page.locator('.jp-Notebook.jp-mod-commandMode')).toHaveCount(1);
+  await page.keyboard.press('Shift+Enter');
+  await expect(dialog).toContainText('predicted to crash');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await expect(dialog).toHaveCount(0);
+  expect(await page.notebook.getCellTextOutput(1)).toBeNull();
 
   // Run anyway: the cell runs and the kernel confirms the prediction.
   await page.notebook.enterCellEditingMode(1);
