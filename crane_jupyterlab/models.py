@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -27,7 +27,7 @@ class PredictionRequest(BaseModel):
     executed_cells: list[str] = Field(default_factory=list)
     target_cell: str
     runtime_text: str | None = None  # None = the -RT baseline
-    runtime: dict | None = None  # the structured probe result (see docs/architecture.md)
+    runtime: dict[str, Any] | None = None  # the structured probe result (see docs/architecture.md)
     docs_text: str | None = None  # +D grounding, already rendered
     # Shape of `runtime`: "probe" (docs/architecture.md section 1) or "junobench" (a JunoBench case's
     # `runtime_info_obj`, the paper extractor's dict), so the checks know how to read it.
