@@ -98,7 +98,10 @@ class CraneExtension(ExtensionApp):
     )
 
     auto_check = Bool(
-        False, help="Whether the frontend analyzes cells on its own (as they change) by default."
+        True,
+        help="""Whether the frontend checks the active cell on its own (when its text stops changing) by
+        default. Users who set "Check automatically" in their settings keep their choice; False leaves
+        only on-demand checks for the others, e.g. to limit model spending.""",
     ).tag(config=True)
 
     @default("model")

@@ -266,7 +266,7 @@ class ServiceConfig:
     probe_samples: int = 10
     categories: str = "SRV"
     docs: bool = False
-    auto_check: bool = False
+    auto_check: bool = True
 
     def allowed(self) -> list[str]:
         """Models a request may ask for: the allow-list plus the default model."""

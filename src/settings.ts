@@ -69,7 +69,7 @@ export class CraneSettings {
   }
   set server(value: IServerConfig | null) {
     this._server = value;
-    this._changed.emit();
+    this._update();
   }
 
   /** Follow a loaded settings object (and its later changes). */
@@ -85,11 +85,23 @@ export class CraneSettings {
   }
 
   private _onSettings(settings: ISettingRegistry.ISettings): void {
-    this._current = readSettings(settings.composite);
+    this._read = readSettings(settings.composite);
     this._explicit = explicitKeys(settings.user);
+    this._update();
+  }
+
+  /** Auto-check follows the server's default (an administrator may turn it off to save model calls)
+   * unless the user chose explicitly. */
+  private _update(): void {
+    const autoCheck =
+      this._explicit.has('autoCheck') || !this._server
+        ? this._read.autoCheck
+        : this._server.auto_check;
+    this._current = { ...this._read, autoCheck };
     this._changed.emit();
   }
 
+  private _read: ICraneSettings = { ...DEFAULT_SETTINGS };
   private _current: ICraneSettings = { ...DEFAULT_SETTINGS };
   private _explicit = new Set<keyof ICraneSettings>();
   private _server: IServerConfig | null = null;

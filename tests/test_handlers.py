@@ -170,7 +170,7 @@ async def test_config_reports_defaults_and_never_a_key(jp_fetch: Any) -> None:
         "categories": "SRV",
         "votes": 1,
         "temperature": 0.0,
-        "auto_check": False,
+        "auto_check": True,
         "docs": False,
         "key_configured": True,
         "missing_env": [],

@@ -41,4 +41,4 @@ stub = start_stub()
 c.CraneExtension.model = "openai/crane-stub"
 c.CraneExtension.api_base = stub.url
 c.CraneExtension.api_key = "sk-ui-tests"
-c.CraneExtension.auto_check = True
+# auto_check is on by default; the tests switch it off through the user settings.

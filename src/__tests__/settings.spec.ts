@@ -1,5 +1,13 @@
+import type { ISettingRegistry } from '@jupyterlab/settingregistry';
+
 import schema from '../../schema/plugin.json';
-import { DEFAULT_SETTINGS, explicitKeys, readSettings } from '../settings';
+import {
+  CraneSettings,
+  DEFAULT_SETTINGS,
+  explicitKeys,
+  readSettings
+} from '../settings';
+import type { IServerConfig } from '../tokens';
 
 describe('readSettings', () => {
   it('fills defaults and keeps well-typed values', () => {
@@ -39,5 +47,44 @@ describe('DEFAULT_SETTINGS', () => {
     }
     expect(defaults).toEqual(DEFAULT_SETTINGS);
     expect(schema.additionalProperties).toBe(false);
+  });
+});
+
+describe('CraneSettings auto-check', () => {
+  const server = (autoCheck: boolean): IServerConfig => ({
+    model: null,
+    allowed_models: [],
+    categories: 'SRV',
+    votes: 1,
+    temperature: 0,
+    auto_check: autoCheck,
+    docs: false,
+    key_configured: false
+  });
+  const loaded = (user: Record<string, unknown>) =>
+    ({
+      composite: { ...DEFAULT_SETTINGS, ...user },
+      user,
+      changed: { connect: () => true, disconnect: () => true }
+    }) as unknown as ISettingRegistry.ISettings;
+
+  it("follows the server's default until the user chooses", () => {
+    const settings = new CraneSettings();
+    settings.attach(loaded({}));
+    expect(settings.current.autoCheck).toBe(true);
+    settings.server = server(false);
+    expect(settings.current.autoCheck).toBe(false);
+    settings.attach(loaded({ autoCheck: true }));
+    expect(settings.current.autoCheck).toBe(true);
+  });
+
+  it("keeps the user's explicit choice against the server", () => {
+    const settings = new CraneSettings();
+    let changes = 0;
+    settings.changed.connect(() => changes++);
+    settings.attach(loaded({ autoCheck: false }));
+    settings.server = server(true);
+    expect(settings.current.autoCheck).toBe(false);
+    expect(changes).toBe(2);
   });
 });
