@@ -9,7 +9,7 @@ from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
 from pydantic import SecretStr
-from traitlets import Bool, Float, Int, List, TraitError, TraitType, Unicode, default, validate
+from traitlets import Bool, Enum, Float, Int, List, TraitError, TraitType, Unicode, default, validate
 
 from .handlers import routes
 from .service import API_KEY_ENV, MODEL_ENV, AnalysisService, ServiceConfig, import_litellm
@@ -63,6 +63,15 @@ class CraneExtension(ExtensionApp):
         Unicode(),
         help="""Models a request may select besides `model`. A request naming any other model is
         refused (403), so users cannot spend on models the administrator did not approve.""",
+    ).tag(config=True)
+
+    response_format = Enum(
+        ["auto", "json_schema", "json_object", "json_object_schema", "none"],
+        "auto",
+        help="""How the model is asked for JSON. auto: a JSON schema where litellm knows the model takes
+        one, else JSON mode; json_object_schema: JSON mode with the schema, what llama.cpp's server
+        wants (it turns the schema into a grammar); none: plain text, for servers that reject
+        response_format. Every answer is validated, whatever this says.""",
     ).tag(config=True)
 
     votes = Int(1, min=1, max=15, help="Samples per prediction (odd); the majority decides.").tag(config=True)
@@ -134,6 +143,7 @@ class CraneExtension(ExtensionApp):
             model=self.model,
             api_base=self.api_base,
             api_key=self.api_key,
+            response_format=self.response_format,
             allowed_models=list(self.allowed_models),
             votes=self.votes,
             temperature=self.temperature,

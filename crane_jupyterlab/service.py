@@ -256,6 +256,7 @@ class ServiceConfig:
     model: str = ""
     api_base: str = ""
     api_key: SecretStr | None = None
+    response_format: str = "auto"
     allowed_models: list[str] = field(default_factory=list)
     votes: int = 1
     temperature: float = 0.0
@@ -340,6 +341,7 @@ def default_parts(config: ServiceConfig) -> Parts:
             model=spec.model,
             api_base=config.api_base or None,
             api_key=config.api_key.get_secret_value() if config.api_key else None,
+            response_format=config.response_format,
             votes=spec.votes,
             temperature=spec.temperature,
             timeout=config.llm_timeout,

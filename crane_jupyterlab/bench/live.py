@@ -52,6 +52,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     backend.add_argument("--votes", type=int, help="majority vote over this many samples")
     backend.add_argument("--api-base", help="OpenAI-compatible endpoint")
     backend.add_argument("--timeout", type=float, help="seconds per model request")
+    backend.add_argument(
+        "--response-format",
+        choices=["auto", "json_schema", "json_object", "json_object_schema", "none"],
+        default="auto",
+        help="structured output request (json_object_schema for llama.cpp servers)",
+    )
     backend.add_argument("--replay", help="paper_outputs.jsonl for the replay backend")
     backend.add_argument(
         "--setting",
@@ -165,6 +171,7 @@ def make_backend(args: argparse.Namespace) -> Any:
         votes=args.votes,
         api_base=args.api_base,
         timeout=args.timeout,
+        response_format=args.response_format,
         runtime=args.setting == "+RT",
         categories=args.categories,
     )
