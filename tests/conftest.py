@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import queue
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +26,9 @@ from jupyter_client.session import Session
 from llm_stub import Reply, StubLLM, answer
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+# The shared suites (never copied into the repository): beside the clone, or where CRANE_SHARED says.
+SHARED = Path(os.environ.get("CRANE_SHARED") or Path(__file__).resolve().parents[2] / "shared")
 
 STUB_MODEL = "openai/stub-model"
 # Looks like a real key on purpose: the leak tests search every body and log line for it.

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SHARED
 
 from crane_jupyterlab.bench import cli
 from crane_jupyterlab.kernel import client
 
-LIVE = Path(__file__).resolve().parents[1].parent / "shared" / "live"
+LIVE = SHARED / "live"
 KEYS = {"id", "version", "runtime_text", "extraction_ms", "prediction", "error"}
 
 if not (client._HERE / "probe.py").exists():

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SHARED
 
 from crane_jupyterlab.checks import check
 from crane_jupyterlab.checks.junobench_adapter import bound_anywhere, from_junobench, module_aliases
 
-CASES = Path(__file__).resolve().parents[2] / "shared" / "junobench" / "cases.jsonl"
+CASES = SHARED / "junobench" / "cases.jsonl"
 
 FRAME = {
     "type": "pandas.core.frame.DataFrame",

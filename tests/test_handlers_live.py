@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import analyze
+from conftest import SHARED, analyze
 
-LIVE = Path(__file__).resolve().parents[2] / "shared" / "live"
+LIVE = SHARED / "live"
 PAIRS = ("numpy_01", "pandas_03")  # light libraries: the suite's heavy pairs belong to crane-bench live
 
 if not (LIVE / "cases.jsonl").exists() or not (LIVE / "score.py").exists():

@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SHARED
 from llm_stub import Reply, StubLLM, answer
 
 from crane_jupyterlab.bench.cli import main
 from crane_jupyterlab.bench.junobench import Score, make_request, pct
 
-JUNOBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "junobench"
+JUNOBENCH = SHARED / "junobench"
 needs_data = pytest.mark.skipif(
     not (JUNOBENCH / "cases.jsonl").is_file() or not (JUNOBENCH / "paper_outputs.jsonl").is_file(),
     reason=f"JunoBench data not found at {JUNOBENCH} (shared/junobench is not in the repository)",
