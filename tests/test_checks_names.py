@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Any
 
 import pytest
@@ -152,3 +153,10 @@ def test_bad_input_is_rejected_clearly() -> None:
 def test_malformed_runtime_is_treated_as_no_information() -> None:
     assert check("print(x)", {"undefined": "x", "objects": [1, None, {"expr": 3}]}) == []
     assert check("print(x)", None) == []
+
+
+def test_invalid_escape_in_the_cell_warns_nothing_on_the_server() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert rules('pattern = "\\d+ rows"\nprint(pattern)', probe()) == []
+    assert [str(w.message) for w in caught] == []

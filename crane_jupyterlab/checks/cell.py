@@ -7,6 +7,7 @@ with IPython's own transformer first, so a magic is never mistaken for a syntax 
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -38,8 +39,12 @@ def parse_cell(source: str) -> tuple[ast.Module | None, CellSyntaxError | None]:
     """
     code = _transform(source)
     try:
-        tree = ast.parse(code)
-        compile(tree, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+        # The user's invalid escapes ("\d" in a plain string) would warn into the server's log on every
+        # check; the kernel shows them to the user when the cell runs.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(code)
+            compile(tree, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except SyntaxError as exc:
         return None, CellSyntaxError(exc.lineno, exc.offset, exc.msg)
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
