@@ -110,6 +110,11 @@ def _entry_line(entry: dict[str, Any], cats: frozenset[str], parent: str | None 
         return text
     if entry.get("error") and not facts:
         return f"{head}: {tname} ({entry['error']})"
+    if entry.get("type") == "call":  # a call whose arguments cannot bind (probe: _argument_checks)
+        if "bind_error" not in facts:
+            return ""
+        signature = f" {facts['signature']}" if "signature" in facts else ""
+        return f"{head}: arguments do not fit the signature{signature}: {facts['bind_error']} (TypeError)"
     kind = _kind_of(entry)
     body = _RENDERERS.get(kind, _generic)(entry, facts, cats)
     text = f"{head}: {tname}" + (f" {body}" if body else "")

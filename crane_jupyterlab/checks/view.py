@@ -117,6 +117,8 @@ class ObjInfo:
     steps: list[str] | None = None  # class names of a scikit-learn Pipeline's steps, in order
     layer: dict[str, Any] = field(default_factory=dict)  # torch layer sizes: in_features, in_channels, ...
     facts: list[str] = field(default_factory=list)  # "key = value" strings, the evidence shown to users
+    bind_error: str | None = None  # a call entry: why its arguments cannot bind to the callee's signature
+    callee: str | None = None  # a call entry: module.name of a callee the cell imports
 
     # --- kinds ---------------------------------------------------------------------------------
     def is_(self, root: str, *classes: str) -> bool:
@@ -265,6 +267,9 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     steps = f.get("steps")
     if isinstance(steps, list) and all(isinstance(step, str) for step in steps):
         info.steps = [step.split("=", 1)[-1] for step in steps]
+    if info.type == "call":
+        info.bind_error = f["bind_error"] if isinstance(f.get("bind_error"), str) else None
+        info.callee = f["callee"] if isinstance(f.get("callee"), str) else None
     info.num_classes = _int(f.get("num_classes"))
     info.class_mode = f["class_mode"] if isinstance(f.get("class_mode"), str) else None
     info.children = [

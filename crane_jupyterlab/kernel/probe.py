@@ -44,6 +44,7 @@ with these stable keys (category in brackets):
 
 from __future__ import annotations
 
+import abc
 import ast
 import builtins
 import contextlib
@@ -531,6 +532,11 @@ class _Call:
         self.kw_strings: dict[str, list[str]] = {}
         self.arg_names: list[str] = []
         self.kw_names: dict[str, str] = {}
+        # The argument shape, for binding to the callee's signature: None when *args/**kwargs unpack.
+        self.n_pos: int | None = None
+        self.keywords: list[str] | None = None
+        self.text = ""  # the call as written (ast.unparse), the key of its entry
+        self.origin: tuple[str, str] | None = None  # (module, name) of a callee this cell imports
 
 
 def _const_key(node: ast.expr) -> Any:
@@ -836,6 +842,14 @@ class _Scanner(ast.NodeVisitor):
                 root, ops = self._chain(func)
             call = _Call(root, ops, self.pos)
             call.func = func
+            if not any(isinstance(a, ast.Starred) for a in node.args):
+                call.n_pos = len(node.args)
+            if all(kw.arg is not None for kw in node.keywords):
+                call.keywords = [str(kw.arg) for kw in node.keywords]
+            with contextlib.suppress(Exception):
+                call.text = ast.unparse(node)
+            if isinstance(func, ast.Name) and root is None and not self.scopes:
+                call.origin = self.from_imports.get(func.id)
             if isinstance(func, ast.Attribute) and ops and ops[-1] == ("attr", func.attr):
                 call.method = func.attr
             for a in node.args:
@@ -1927,6 +1941,7 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
         objects.extend(e for e in _chain_entries(ns[ref.root], ref, ctx) if e["expr"] not in done)
         done.update(o["expr"] for o in objects)
     objects.extend(_call_checks(scan, ns, ctx))
+    objects.extend(_argument_checks(scan, ns, ctx))
     objects.extend(_path_checks(scan, ns))
     related = _lineage(history, present, ns)[:4]
     for name in present:  # data a called user function reads from the kernel's globals
@@ -2122,6 +2137,106 @@ def _call_checks(scan: _Scanner, ns: dict[str, Any], ctx: _Ctx) -> list[dict[str
             out.append(entry)
             ctx.libs.add("matplotlib")
     return out
+
+
+MAX_ARGUMENT_ENTRIES = 5
+
+
+def _argument_checks(scan: _Scanner, ns: dict[str, Any], ctx: _Ctx) -> list[dict[str, Any]]:
+    """Calls whose arguments cannot bind to the callee's signature (TypeError before its body runs):
+    `sns.barplot(x, y)` where seaborn takes only `data` positionally, a keyword a library removed.
+
+    The callee is looked up without running user code: a name of the kernel (with attribute steps), or
+    a `from m import f` of this cell whose module the kernel has already imported. Only an entry for a
+    call that cannot bind is emitted: the runtime text stays small."""
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for call in scan.calls:
+        if len(out) >= MAX_ARGUMENT_ENTRIES or ctx.over():
+            break
+        if call.n_pos is None or call.keywords is None or not call.text or call.text in seen:
+            continue
+        seen.add(call.text)
+        if len(call.text) > 300:
+            continue
+        try:
+            if call.root is not None and call.root in ns:
+                fn: Any = ns[call.root]
+            elif call.origin is not None and call.origin[0] in sys.modules:
+                fn = _module_dict(sys.modules[call.origin[0]]).get(call.origin[1], _MISSING)
+                if fn is _MISSING:
+                    continue
+            else:
+                continue
+            for kind, key in call.ops:
+                if kind != "attr":
+                    raise _Unsafe("subscript")
+                fn = _get_attr(fn, key)
+        except Exception:
+            continue
+        failed = _bind_failure(fn, call.n_pos, call.keywords)
+        if failed is None:
+            continue
+        signature, message = failed
+        entry = _entry(call.text, "call")
+        _add(entry, "R", "bind_error", _trim(message, 160))
+        _add(entry, "R", "signature", _trim(signature, 200))
+        if call.root is None and call.origin is not None:
+            _add(entry, "R", "callee", ".".join(call.origin))
+        out.append(entry)
+    return out
+
+
+def _plain_class(cls: type) -> bool:
+    """A class whose call is `object.__new__` + a Python `__init__` (or object's): its signature is
+    the whole truth. Metaclasses with their own `__call__`, custom `__new__` (keras layers, named
+    tuples, enums) and C bases are left alone."""
+    if type(cls) not in (type, abc.ABCMeta):
+        return False
+    new = init = None
+    for klass in _mro(cls):
+        d = _module_dict(klass)
+        if new is None and "__new__" in d:
+            new = d["__new__"]
+        if init is None and "__init__" in d:
+            init = d["__init__"]
+    if new is not object.__new__:
+        return False
+    if init is object.__init__:
+        return True
+    return _isfunction(init) and not _decorated(init)
+
+
+def _decorated(fn: Any) -> bool:
+    """A wrapper that names what it wraps (functools.wraps) may accept other arguments than the
+    signature inspect reports; an explicit __signature__ may say anything."""
+    d = _inst_dict(fn)
+    return "__wrapped__" in d or "__signature__" in d
+
+
+def _bind_failure(fn: Any, n_pos: int, keywords: list[str]) -> tuple[str, str] | None:
+    """(signature, TypeError message) when calling `fn` with `n_pos` positional arguments and these
+    keywords must raise TypeError, whatever the values; None when it binds or when unsure."""
+    if _ismethod(fn):
+        target = fn.__func__
+        if not _isfunction(target) or _decorated(target):
+            return None
+    elif _isclass(fn):
+        if not _plain_class(fn) or any("__signature__" in _module_dict(k) for k in _mro(fn)):
+            return None
+    elif not _isfunction(fn) or _decorated(fn):
+        return None
+    try:
+        signature = inspect.signature(fn, follow_wrapped=False)
+    except Exception:
+        return None
+    try:
+        signature.bind(*([None] * n_pos), **dict.fromkeys(keywords))
+    except TypeError as exc:
+        return str(signature), str(exc)
+    except Exception:
+        return None
+    return None
 
 
 def _path_checks(scan: _Scanner, ns: dict[str, Any]) -> list[dict[str, Any]]:

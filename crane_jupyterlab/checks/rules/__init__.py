@@ -6,7 +6,18 @@ from collections.abc import Callable, Iterator
 
 from ...models import Finding
 from ..context import CellContext
-from . import arrays, attributes, columns, conversion, missing_values, names, shapes, sklearn, values
+from . import (
+    arguments,
+    arrays,
+    attributes,
+    columns,
+    conversion,
+    missing_values,
+    names,
+    shapes,
+    sklearn,
+    values,
+)
 
 Rule = Callable[[CellContext], Iterator[Finding]]
 
@@ -14,6 +25,7 @@ RULES: tuple[Rule, ...] = (
     names.check,
     columns.check,
     attributes.check,
+    arguments.check,
     sklearn.check,
     shapes.check,
     conversion.check,
