@@ -240,6 +240,8 @@ def _generic(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str])
     if "keys" in facts and "value" not in facts:
         parts.append(f"keys {_val(facts['keys'])}")
     parts.extend(_stats(facts))
+    if "module" in facts and "qualname" in facts:
+        parts.append(f"{facts['module']}.{facts['qualname']}")
     for key in ("element_spec", "cardinality", "signature", "note"):
         if key in facts:
             parts.append(f"{key.replace('_', ' ')} {facts[key]}" if key != "signature" else str(facts[key]))

@@ -209,7 +209,8 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     module = f.get("module")
     if isinstance(module, str):
         info.module = module
-        info.user_code = module.split(".", 1)[0] == "__main__"
+        # Only the known libraries run no notebook code; a helper module next to the notebook may.
+        info.user_code = module.split(".", 1)[0] not in LIBRARY_ROOTS
         if isinstance(f.get("qualname"), str):
             info.path = f"{module}.{f['qualname']}"
     elif info.type.startswith("__main__."):
@@ -297,7 +298,7 @@ def _paths_from_docs(view: RuntimeView, docs: Any) -> None:
             info = view.objects.setdefault(call, ObjInfo(expr=call))
             info.path = qualname
             info.module = qualname.rsplit(".", 1)[0]
-            info.user_code = qualname.split(".", 1)[0] == "__main__"
+            info.user_code = qualname.split(".", 1)[0] not in LIBRARY_ROOTS
 
 
 def from_probe(result: dict[str, Any]) -> RuntimeView:

@@ -1034,6 +1034,10 @@ def _sum_module(obj: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -
 
 @_summarizer(lambda o: _isroutine(o) or _isclass(o))
 def _sum_callable(obj: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> None:
+    origin = _origin(obj)
+    if origin is not None:  # where a name comes from: a library's or the notebook's (__main__)
+        _add(e, "R", "module", origin[0])
+        _add(e, "R", "qualname", origin[1])
     if _isclass(obj) and _trusted(obj):
         return  # a library class: its name says it; +D docs carry signatures when asked for
     sig = _signature(obj)
@@ -1045,6 +1049,26 @@ def _sum_callable(obj: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any])
         missing = [n for n in names if n not in scope and not hasattr(builtins, n)]
         if missing:
             _add(e, "S", "undefined_globals", missing[:10])  # NameError when the body reaches them
+
+
+def _origin(obj: Any) -> tuple[str, str] | None:
+    """(defining module, qualified name) of a class or a plain/builtin function, read without user
+    code (a metaclass may define `__getattribute__`; the type's own slot is used)."""
+    try:
+        if _isclass(obj):
+            module, qualname = (
+                type.__getattribute__(obj, "__module__"),
+                type.__getattribute__(obj, "__qualname__"),
+            )
+        elif _isfunction(obj) or _isbuiltin(obj):
+            module, qualname = obj.__module__, obj.__qualname__
+        else:
+            return None
+    except Exception:
+        return None
+    if isinstance(module, str) and isinstance(qualname, str) and module and qualname:
+        return module, qualname
+    return None
 
 
 def _function_globals(fn: Any) -> list[str]:
