@@ -325,6 +325,9 @@ def _frame(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str]) -
             parts.append("non-numeric: " + ", ".join(f"{_column_name(k)} {v}" for k, v in odd.items()))
         if details:
             parts.append("named: " + ", ".join(details))
+    index = facts.get("index_names")
+    if isinstance(index, list) and any(n is not None for n in index):
+        parts.append("index: " + ", ".join(_column_name(n) for n in index))
     nan_cols = facts.get("nan_columns")
     if isinstance(nan_cols, dict) and nan_cols and not narrow:
         parts.append("nan: " + ", ".join(f"{_column_name(k)} {v}" for k, v in nan_cols.items()))

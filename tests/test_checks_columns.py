@@ -104,3 +104,30 @@ def test_merge_of_numbers_with_strings() -> None:
         exec(source, ns)
     assert findings("m = orders.merge(ok, on='customer_id')", ns) == []
     assert findings("m = pd.merge(orders, ok, on='customer_id')", ns) == []
+
+
+def test_seaborn_variable_naming_no_column() -> None:
+    sns = pytest.importorskip("seaborn")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    train = pd.DataFrame({"age": [22.0, 38.0, 26.0], "survived": [0, 1, 1]})
+    ns = {"sns": sns, "train": train, "indexed": train.set_index("survived")}
+    for source in (
+        "sns.histplot(data=train, x='Age', hue='survived')",
+        "sns.histplot(train, x='age', hue='Survived')",  # data positional (seaborn >= 0.12)
+        "sns.catplot(data=train, x='age', col='sex')",
+    ):
+        result = probe.run(source, {}, namespace=ns)
+        (finding,) = check(source, result)
+        assert finding.rule == "missing-key" and finding.message.startswith("ValueError: Could not interpret")
+        with pytest.raises(ValueError):
+            exec(source, dict(ns))
+    for source in (
+        "sns.histplot(data=train, x='age', hue='survived')",
+        "sns.histplot(data=indexed, x='age', hue='survived')",  # an index level's name is accepted
+        "try:\n    sns.histplot(data=train, x='Age')\nexcept ValueError:\n    pass",
+        "train = train.rename(columns={'age': 'Age'})\nsns.histplot(data=train, x='Age')",
+    ):
+        assert check(source, probe.run(source, {}, namespace=ns)) == [], source
+        exec(source, dict(ns))

@@ -161,3 +161,12 @@ def test_renders_a_real_probe_result_compactly() -> None:
     assert "customer_id int64 nan 0 [1..60] 60 unique" in lines[2]
     assert lines[3].startswith("customers: DataFrame (60, 2); columns: customer_id str nan 0 60 unique")
     assert len(text) / 4 < 150
+
+
+def test_named_index_levels_are_shown_and_default_ones_are_not() -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"PassengerId": [1, 2], "Age": [22.0, 38.0]})
+    text = render(probe.run("df['PassengerId']", {}, {"df": frame.set_index("PassengerId")}))
+    assert "df: DataFrame (2, 1)" in text and "index: PassengerId" in text
+    assert "df['PassengerId']: MISSING" in text or "PassengerId MISSING" in text
+    assert "index:" not in render(probe.run("df['Age']", {}, {"df": frame}))

@@ -95,6 +95,7 @@ class ObjInfo:
     dtype: str | None = None
     length: int | None = None
     columns: list[Any] | None = None  # complete column labels of a DataFrame
+    index_names: list[Any] | None = None  # names of a DataFrame's index levels (None for unnamed ones)
     keys: list[Any] | None = None  # complete keys of a dict
     fitted: bool | None = None
     n_features_in: int | None = None
@@ -251,6 +252,9 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
         and info.shape[1] == len(columns)
     ):
         info.columns = columns
+    index_names = f.get("index_names")
+    if isinstance(index_names, list) and info.shape is not None and len(index_names) < 10:
+        info.index_names = index_names
     keys = f.get("keys")
     if isinstance(keys, list) and info.length is not None and len(keys) == info.length:
         info.keys = keys

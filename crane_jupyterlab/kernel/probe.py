@@ -1222,6 +1222,9 @@ def _sum_frame(df: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
     _add(e, "S", "columns", names)
     if n_cols > cap:
         _add(e, "S", "columns_more", n_cols - cap)
+    # pandas and seaborn accept an index level's name where they accept a column's (groupby, x=...)
+    levels = list(df.index.names)
+    _add(e, "S", "index_names", [None if n is None else _label(n, ctx) for n in levels[:10]])
     dtypes = df.dtypes
     tally: dict[str, int] = {}
     odd: dict[Any, str] = {}  # columns a model cannot take as numbers: strings, objects, dates, categories

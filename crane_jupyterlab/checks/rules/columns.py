@@ -4,7 +4,9 @@
 - `df.drop(columns=[...])`, `df.drop([...], axis=1)`: dropping a column that is not there (KeyError,
   unless `errors='ignore'`);
 - `d['k']`: a key missing from a dict whose keys are all known (KeyError);
-- `arr['name']` on a NumPy array without named fields (IndexError).
+- `arr['name']` on a NumPy array without named fields (IndexError);
+- `sns.histplot(data=df, x='a')`: a seaborn variable naming neither a column nor an index level of
+  `data` (ValueError).
 
 Evidence: the probe's entry for `df['a']` marked missing (it asks the live frame), or the frame's complete
 column list; the frame must still be the kernel's object at that point of the cell (not reassigned,
@@ -19,7 +21,7 @@ from collections.abc import Iterator
 
 from ...models import Finding
 from ..context import CellContext, const_str, const_strs, has_star_args, kwarg, line_of
-from ..flow import Site
+from ..flow import Site, root_name
 from ..view import ObjInfo
 
 RULE = "missing-key"
@@ -249,6 +251,61 @@ def _merge_keys(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     return None
 
 
+# seaborn's plotting functions: a string for x/y/hue (and col/row of the figure-level ones) must name a
+# column or an index level of `data`; anything else is a ValueError ("Could not interpret value").
+SEABORN_PLOTS = frozenset(
+    {"histplot", "kdeplot", "ecdfplot", "rugplot", "scatterplot", "lineplot", "barplot", "countplot",
+     "boxplot", "violinplot", "boxenplot", "stripplot", "swarmplot", "pointplot", "relplot", "displot",
+     "catplot"}
+)  # fmt: skip
+SEABORN_FACETS = frozenset({"relplot", "displot", "catplot"})
+
+
+def _seaborn_data_positional(ctx: CellContext, alias: str | None) -> bool:
+    """Since seaborn 0.12, `data` is the only positional parameter of the plotting functions."""
+    module = ctx.view.modules.get(alias or "")
+    parts = (module.version or "").split(".") if module is not None else []
+    try:
+        return (int(parts[0]), int(parts[1])) >= (0, 12)
+    except (IndexError, ValueError):
+        return False
+
+
+def _seaborn(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """`sns.histplot(data=train, x='Age')` where train has no column (nor index level) 'Age'."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in SEABORN_PLOTS or has_star_args(call):
+        return None
+    path = ctx.class_path(func, site)
+    if path is None or path.split(".")[0] != "seaborn" or site.caught(("ValueError",)):
+        return None
+    data = kwarg(call, "data")
+    if data is None and call.args and _seaborn_data_positional(ctx, root_name(func)):
+        data = call.args[0]
+    frame = ctx.value_of(data, site) if data is not None else None
+    if frame is None or not frame.is_frame or frame.index_names is None:
+        return None
+    variables = ("x", "y", "hue", *(("col", "row") if func.attr in SEABORN_FACETS else ()))
+    for variable in variables:
+        key = const_str(kwarg(call, variable))
+        if key is None or key in frame.index_names:
+            continue
+        if missing_columns(ctx, frame, [key]):
+            return Finding(
+                rule=RULE,
+                message=(
+                    f"ValueError: Could not interpret value `{key}` for `{variable}`: {frame.expr} has no "
+                    f"column {key!r} (line {line_of(call)})."
+                ),
+                evidence=[
+                    *_columns_evidence(frame, [key]),
+                    f"{frame.expr}.index_names = {frame.index_names}",
+                ],
+                line=line_of(call),
+            )
+    return None
+
+
 def check(ctx: CellContext) -> Iterator[Finding]:
     for site in ctx.sites:
         if not site.certain:
@@ -259,7 +316,10 @@ def check(ctx: CellContext) -> Iterator[Finding]:
             finding = _subscript(ctx, site, node)
         elif isinstance(node, ast.Call):
             finding = (
-                _drop(ctx, site, node) or _column_method(ctx, site, node) or _merge_keys(ctx, site, node)
+                _drop(ctx, site, node)
+                or _column_method(ctx, site, node)
+                or _merge_keys(ctx, site, node)
+                or _seaborn(ctx, site, node)
             )
         if finding is not None:
             yield finding
