@@ -253,6 +253,17 @@ async def test_http_statuses(status: int, kind: str) -> None:
     assert len(stub.requests) == 1
 
 
+async def test_context_window_exceeded_says_which_budget_to_lower() -> None:
+    refusal = json.dumps(
+        {"error": {"message": "This model's maximum context length is 4096 tokens. However, you requested "
+                   "12419 tokens.", "type": "invalid_request_error", "code": "context_length_exceeded"}}
+    )  # fmt: skip
+    with StubLLM(Reply(status=400, body=refusal)) as stub, pytest.raises(LLMError) as info:
+        await backend(stub).predict(REQUEST)
+    assert info.value.kind == "bad_request"
+    assert "context window" in info.value.message and "token_budget" in info.value.message
+
+
 async def test_cache_answers_the_same_question_once(tmp_path: Path) -> None:
     with StubLLM(answer(True, "cached reasoning")) as stub:
         cached = backend(stub, cache=VerdictCache(directory=tmp_path))

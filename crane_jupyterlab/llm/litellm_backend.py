@@ -136,6 +136,12 @@ def classify(exc: BaseException, model: str, secrets: tuple[str, ...] = ()) -> L
         return LLMTimeout(f"{model}: no answer within the time limit ({detail})", secrets=secrets)
     if isinstance(exc, litellm.RateLimitError) or status == 429:
         return RateLimited(f"{model}: rate limited by the provider ({detail})", secrets=secrets)
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return BadRequest(
+            f"{model}: the prompt does not fit the model's context window; lower the prompt budget "
+            f"(CraneExtension.token_budget, crane-bench --max-prompt-tokens) ({detail})",
+            secrets=secrets,
+        )
     refused = (litellm.BadRequestError, litellm.NotFoundError, litellm.UnprocessableEntityError)
     if isinstance(exc, refused) or (status is not None and 400 <= status < 500):
         return BadRequest(f"{model}: the provider refused the request ({detail})", secrets=secrets)
