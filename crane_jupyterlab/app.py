@@ -12,6 +12,7 @@ from pydantic import SecretStr
 from traitlets import Bool, Enum, Float, Int, List, TraitError, TraitType, Unicode, default, validate
 
 from .handlers import routes
+from .models import RESPONSE_FORMATS
 from .service import API_KEY_ENV, MODEL_ENV, AnalysisService, ServiceConfig, import_litellm
 
 # How often the background task drops the cached clients of kernels that were shut down or restarted.
@@ -66,7 +67,7 @@ class CraneExtension(ExtensionApp):
     ).tag(config=True)
 
     response_format = Enum(
-        ["auto", "json_schema", "json_object", "json_object_schema", "none"],
+        list(RESPONSE_FORMATS),
         "auto",
         help="""How the model is asked for JSON. auto: a JSON schema where litellm knows the model takes
         one, else JSON mode; json_object_schema: JSON mode with the schema, what llama.cpp's server

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
 Categories = str  # any subset of "SRV", e.g. "SR"
 
 VerdictSource = Literal["llm", "checks", "both", "syntax"]
+
+# How a model is asked for JSON (see llm.litellm_backend.response_format_for); the server trait and the
+# crane-bench options offer exactly these.
+ResponseFormat = Literal["auto", "json_schema", "json_object", "json_object_schema", "none"]
+RESPONSE_FORMATS: tuple[str, ...] = get_args(ResponseFormat)
 
 
 class Finding(BaseModel):

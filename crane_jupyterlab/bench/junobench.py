@@ -18,7 +18,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..models import PredictionRequest
+from ..models import RESPONSE_FORMATS, PredictionRequest
 
 DEFAULT_CASES = "../shared/junobench/cases.jsonl"
 SETTINGS = ("+RT", "-RT")
@@ -412,7 +412,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--response-format",
         default="auto",
-        choices=("auto", "json_schema", "json_object", "json_object_schema", "none"),
+        choices=RESPONSE_FORMATS,
         help="structured output request (json_object_schema for llama.cpp servers)",
     )
     parser.add_argument(

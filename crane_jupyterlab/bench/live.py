@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..kernel.client import ExtractError, extract
+from ..models import RESPONSE_FORMATS
 from .kernels import CellFailed, fresh_kernel, run_cell
 
 _CASE_KEYS = ("id", "version", "executed_cells", "target_cell")
@@ -54,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     backend.add_argument("--timeout", type=float, help="seconds per model request")
     backend.add_argument(
         "--response-format",
-        choices=["auto", "json_schema", "json_object", "json_object_schema", "none"],
+        choices=RESPONSE_FORMATS,
         default="auto",
         help="structured output request (json_object_schema for llama.cpp servers)",
     )

@@ -15,9 +15,9 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any
 
-from ..models import PredictionRequest, Verdict
+from ..models import RESPONSE_FORMATS, PredictionRequest, Verdict
 from ..prompt import PromptSettings, build_prompt
 from .answer import ANSWER_SCHEMA, Answer, parse_answer
 from .cache import VerdictCache, cache_key
@@ -31,9 +31,6 @@ from .errors import (
     Unreachable,
 )
 from .votes import check_votes, majority
-
-ResponseFormat = Literal["auto", "json_schema", "json_object", "json_object_schema", "none"]
-RESPONSE_FORMATS: tuple[str, ...] = get_args(ResponseFormat)
 
 # Sent to local OpenAI-compatible servers that need some key but check none (llama.cpp, vLLM, ...).
 PLACEHOLDER_KEY = "no-key"
