@@ -3,7 +3,7 @@
 Thin on purpose: validate the body, call the service, map its typed errors to statuses. Every method is
 `@tornado.web.authenticated` (tests/test_handlers_auth.py fails the build otherwise).
 
-`POST /crane/analyze` answers (bodies are the pydantic models of `service`):
+`POST /crane/analyze` answers (bodies are the pydantic models of `api`):
 - 200 `status` "ok" (`verdict.source`: llm, checks, both, syntax), "no_model" (the checks' verdict and a
   `hint`), "llm_error" (`error.kind/message`, the runtime facts, and a checks verdict when they found a
   certain crash, else `verdict` null), or "superseded" (a newer request for the same cell_id won);
@@ -23,15 +23,8 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from pydantic import BaseModel, ValidationError
 
-from .service import (
-    AnalysisError,
-    AnalyzeRequest,
-    AnalyzeResult,
-    ConfigReply,
-    StatusReply,
-    Superseded,
-    key_status,
-)
+from .api import AnalyzeRequest, AnalyzeResult, StatusReply
+from .service import AnalysisError, Superseded, config_reply, key_status
 
 if TYPE_CHECKING:
     from .app import CraneExtension
@@ -103,7 +96,7 @@ class ConfigHandler(CraneHandler):
     async def get(self) -> None:
         config = self.crane.service.config
         keys = await asyncio.to_thread(key_status, config) if config.model else None
-        self.reply(ConfigReply.of(config, keys))
+        self.reply(config_reply(config, keys))
 
 
 def routes() -> list[tuple[str, type[CraneHandler]]]:

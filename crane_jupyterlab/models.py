@@ -8,7 +8,10 @@ from pydantic import BaseModel, Field
 
 Categories = str  # any subset of "SRV", e.g. "SR"
 
-VerdictSource = Literal["llm", "checks", "both", "syntax"]
+# Who decided a verdict, strongest evidence first: "trial" (the cell crashed, or ran to its end, in a
+# sandboxed fork of the kernel: observed), "syntax" and "checks" (certain from the facts), "both" (a check
+# and the model agree), "llm" (a prediction).
+VerdictSource = Literal["trial", "syntax", "checks", "both", "llm"]
 
 # How a model is asked for JSON (see llm.litellm_backend.response_format_for); the server trait and the
 # crane-bench options offer exactly these.
@@ -23,6 +26,34 @@ class Finding(BaseModel):
     message: str
     evidence: list[str] = Field(default_factory=list)
     line: int | None = None
+
+
+TrialStatus = Literal["crashed", "finished", "blocked", "timed_out", "out_of_memory", "unavailable"]
+
+
+class TrialFrame(BaseModel):
+    """One frame of an observed traceback that lies in the target cell."""
+
+    line: int  # 1-based line of the cell
+    text: str  # that line's source, stripped
+
+
+class TrialOutcome(BaseModel):
+    """What happened when the target cell ran in a sandboxed fork of the kernel (a trial run).
+
+    Only `crashed` is a crash; `finished` means the cell ran to its end. `blocked` (the sandbox refused a
+    side effect), `timed_out`, `out_of_memory` and `unavailable` say nothing about a crash: the checks and
+    the model decide then, and the UI says why the trial could not.
+    """
+
+    status: TrialStatus
+    exception: str | None = None  # crashed: the exception's class name, e.g. "KeyError"
+    message: str | None = None  # crashed: its message (bounded)
+    line: int | None = None  # crashed: the cell's line where it raised
+    frames: list[TrialFrame] = Field(default_factory=list)  # crashed: frames inside the cell, outermost first
+    elapsed_ms: float | None = None  # how long the cell ran in the fork
+    sandbox: str | None = None  # what enforced the sandbox, e.g. "landlock+seccomp+netns"
+    reason: str | None = None  # blocked: the refused side effect; otherwise why the trial did not conclude
 
 
 class PredictionRequest(BaseModel):

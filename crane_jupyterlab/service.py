@@ -14,17 +14,26 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from jupyter_client.session import Session
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import SecretStr
 
+from .api import (
+    AnalyzeRequest,
+    AnalyzeResult,
+    AnalyzeSettings,
+    AnalyzeStatus,
+    ConfigReply,
+    ErrorInfo,
+    Timing,
+    Tokens,
+)
 from .llm.base import Backend
 from .models import Finding, PredictionRequest, Verdict
 
 log = logging.getLogger(__name__)
 
-MAX_SOURCE_CHARS = 1_000_000
 MODEL_ENV = "CRANE_MODEL"
 API_KEY_ENV = "CRANE_API_KEY"
 NO_MODEL_HINT = (
@@ -33,128 +42,6 @@ NO_MODEL_HINT = (
     f"`--CraneExtension.model=...` on the command line or the {MODEL_ENV} environment variable; "
     f"put the provider's key in its usual environment variable (e.g. OPENAI_API_KEY) or in {API_KEY_ENV}."
 )
-
-
-# --------------------------------------------------------------------------------------------------
-# The REST contract
-# --------------------------------------------------------------------------------------------------
-
-
-def _check_categories(value: str | None) -> str | None:
-    if value is None:
-        return None
-    if any(c not in "SRV" for c in value) or len(set(value)) != len(value):
-        raise ValueError("categories must be a subset of 'S', 'R', 'V' without repeats, e.g. 'SRV' or 'SR'")
-    return "".join(c for c in "SRV" if c in value)  # canonical order
-
-
-class AnalyzeSettings(BaseModel):
-    """Per-request overrides of the server defaults."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str | None = Field(default=None, min_length=1, max_length=200)
-    categories: str | None = None
-    runtime: bool | None = None
-    docs: bool | None = None
-    votes: int | None = Field(default=None, ge=1, le=15)
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    max_columns: int | None = Field(default=None, ge=1, le=500)  # of a data frame, for the probe
-
-    @field_validator("categories", mode="before")
-    @classmethod
-    def _categories(cls, value: Any) -> Any:
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            value = "".join(value)  # ["S", "R"] is as natural as "SR"
-        return _check_categories(value) if isinstance(value, str) else value
-
-    @field_validator("votes")
-    @classmethod
-    def _odd_votes(cls, value: int | None) -> int | None:
-        if value is not None and value % 2 == 0:
-            raise ValueError("votes must be odd so the majority is strict")
-        return value
-
-
-class AnalyzeRequest(BaseModel):
-    """Body of `POST /crane/analyze`."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    kernel_id: str = Field(min_length=1, max_length=200)
-    source: str = Field(max_length=MAX_SOURCE_CHARS)
-    cell_id: str | None = Field(default=None, max_length=200)
-    settings: AnalyzeSettings = Field(default_factory=AnalyzeSettings)
-
-
-class Timing(BaseModel):
-    extraction_ms: float = 0.0
-    llm_ms: float = 0.0
-    total_ms: float = 0.0
-
-
-class Tokens(BaseModel):
-    prompt: int | None = None
-    completion: int | None = None
-
-
-class ErrorInfo(BaseModel):
-    kind: str
-    message: str
-
-
-AnalyzeStatus = Literal["ok", "llm_error", "no_model"]
-
-
-class AnalyzeResult(BaseModel):
-    """A 200 answer that carries an analysis (`ok`, `llm_error`, `no_model`)."""
-
-    status: AnalyzeStatus
-    verdict: Verdict | None  # None only for llm_error without a certain finding
-    runtime: dict[str, Any] | None
-    runtime_text: str
-    executed_cells: int
-    model: str | None
-    timing: Timing
-    tokens: Tokens
-    error: ErrorInfo | None = None
-    hint: str | None = None
-
-
-class StatusReply(BaseModel):
-    """Every answer without an analysis: superseded, busy, and the errors."""
-
-    status: Literal["superseded", "busy", "error"]
-    message: str | None = None
-    field: str | None = None
-
-
-class ConfigReply(BaseModel):
-    """Body of `GET /crane/config`: the server defaults a settings UI starts from. Never a key."""
-
-    model: str | None
-    allowed_models: list[str]
-    categories: str
-    votes: int
-    temperature: float
-    auto_check: bool
-    docs: bool
-    key_configured: bool  # whether the default model's provider has a key (or needs none)
-    missing_env: list[str]  # environment variables the provider still lacks (names only)
-
-    @classmethod
-    def of(cls, config: ServiceConfig, keys: KeyStatus | None) -> ConfigReply:
-        return cls(
-            model=config.model or None,
-            allowed_models=config.allowed(),
-            categories=config.categories,
-            votes=config.votes,
-            temperature=config.temperature,
-            auto_check=config.auto_check,
-            docs=config.docs,
-            key_configured=bool(keys and keys.configured),
-            missing_env=keys.missing if keys else [],
-        )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -302,6 +189,21 @@ def key_status(config: ServiceConfig) -> KeyStatus:
     if config.api_base:  # an explicit endpoint stands in for the provider's *_API_BASE variable
         missing = [k for k in missing if not k.endswith("_API_BASE")]
     return KeyStatus(bool(found.get("keys_in_environment")) or not missing, missing)
+
+
+def config_reply(config: ServiceConfig, keys: KeyStatus | None) -> ConfigReply:
+    """`GET /crane/config`'s body: the server defaults a settings UI starts from. Never a key."""
+    return ConfigReply(
+        model=config.model or None,
+        allowed_models=config.allowed(),
+        categories=config.categories,
+        votes=config.votes,
+        temperature=config.temperature,
+        auto_check=config.auto_check,
+        docs=config.docs,
+        key_configured=bool(keys and keys.configured),
+        missing_env=keys.missing if keys else [],
+    )
 
 
 def import_litellm() -> None:

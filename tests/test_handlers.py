@@ -174,6 +174,9 @@ async def test_config_reports_defaults_and_never_a_key(jp_fetch: Any) -> None:
         "docs": False,
         "key_configured": True,
         "missing_env": [],
+        "trial": "off",
+        "trial_available": False,
+        "trial_unavailable_reason": None,
     }
     assert STUB_KEY not in response.body.decode()
 

@@ -14,11 +14,10 @@ import pytest
 from jupyter_client.session import Session
 
 from crane_jupyterlab import service
+from crane_jupyterlab.api import AnalyzeRequest, AnalyzeSettings
 from crane_jupyterlab.models import Finding, PredictionRequest, Verdict
 from crane_jupyterlab.service import (
     AnalysisService,
-    AnalyzeRequest,
-    AnalyzeSettings,
     ExtractionTimeout,
     KernelBusy,
     KernelNotFound,

@@ -1,0 +1,128 @@
+"""The REST contract of `/crane/*`: request and reply bodies, as pydantic models.
+
+This module is the one source of the wire format: the handlers validate and serialise with it, and the
+frontend's TypeScript types are generated from its JSON schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .models import TrialOutcome, Verdict
+
+MAX_SOURCE_CHARS = 1_000_000
+
+TrialMode = Literal["off", "on-demand", "auto"]
+
+
+def _check_categories(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if any(c not in "SRV" for c in value) or len(set(value)) != len(value):
+        raise ValueError("categories must be a subset of 'S', 'R', 'V' without repeats, e.g. 'SRV' or 'SR'")
+    return "".join(c for c in "SRV" if c in value)  # canonical order
+
+
+class AnalyzeSettings(BaseModel):
+    """Per-request overrides of the server defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    categories: str | None = None
+    runtime: bool | None = None
+    docs: bool | None = None
+    votes: int | None = Field(default=None, ge=1, le=15)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    max_columns: int | None = Field(default=None, ge=1, le=500)  # of a data frame, for the probe
+    # Run the cell in a sandboxed fork of the kernel with this analysis: True (the "Trial-Run Cell"
+    # command), False (never), None (the server's `trial` mode decides: only `auto` runs one).
+    trial: bool | None = None
+
+    @field_validator("categories", mode="before")
+    @classmethod
+    def _categories(cls, value: Any) -> Any:
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = "".join(value)  # ["S", "R"] is as natural as "SR"
+        return _check_categories(value) if isinstance(value, str) else value
+
+    @field_validator("votes")
+    @classmethod
+    def _odd_votes(cls, value: int | None) -> int | None:
+        if value is not None and value % 2 == 0:
+            raise ValueError("votes must be odd so the majority is strict")
+        return value
+
+
+class AnalyzeRequest(BaseModel):
+    """Body of `POST /crane/analyze`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kernel_id: str = Field(min_length=1, max_length=200)
+    source: str = Field(max_length=MAX_SOURCE_CHARS)
+    cell_id: str | None = Field(default=None, max_length=200)
+    settings: AnalyzeSettings = Field(default_factory=AnalyzeSettings)
+
+
+class Timing(BaseModel):
+    extraction_ms: float = 0.0
+    llm_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+class Tokens(BaseModel):
+    prompt: int | None = None
+    completion: int | None = None
+
+
+class ErrorInfo(BaseModel):
+    kind: str
+    message: str
+
+
+AnalyzeStatus = Literal["ok", "llm_error", "no_model"]
+
+
+class AnalyzeResult(BaseModel):
+    """A 200 answer that carries an analysis (`ok`, `llm_error`, `no_model`)."""
+
+    status: AnalyzeStatus
+    verdict: Verdict | None  # None only for llm_error without a certain finding
+    runtime: dict[str, Any] | None
+    runtime_text: str
+    executed_cells: int
+    model: str | None
+    timing: Timing
+    tokens: Tokens
+    error: ErrorInfo | None = None
+    hint: str | None = None
+    # The trial run's outcome when one was asked for (None: no trial with this analysis).
+    trial: TrialOutcome | None = None
+
+
+class StatusReply(BaseModel):
+    """Every answer without an analysis: superseded, busy, and the errors."""
+
+    status: Literal["superseded", "busy", "error"]
+    message: str | None = None
+    field: str | None = None
+
+
+class ConfigReply(BaseModel):
+    """Body of `GET /crane/config`: the server defaults a settings UI starts from. Never a key."""
+
+    model: str | None
+    allowed_models: list[str]
+    categories: str
+    votes: int
+    temperature: float
+    auto_check: bool
+    docs: bool
+    key_configured: bool  # whether the default model's provider has a key (or needs none)
+    missing_env: list[str]  # environment variables the provider still lacks (names only)
+    trial: TrialMode = "off"  # the server's trial-run mode (an administrator's choice)
+    trial_available: bool = False  # whether this server can run trials at all (an OS sandbox, ...)
+    trial_unavailable_reason: str | None = None  # why not, in words a user can act on
