@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..checks.cell import parse_cell
-from ..checks.view import ModuleInfo, ObjInfo, RuntimeView
+from ..checks.view import ModuleInfo, ObjInfo, RuntimeView, _int, _num
 
 _TYPE_RE = re.compile(r"^<class '([^']+)'>$")
 # Names an IPython kernel defines for the user.
@@ -39,16 +39,6 @@ def _type_name(raw: Any) -> str:
     text = str(raw or "")
     match = _TYPE_RE.match(text)
     return match.group(1) if match else text
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
 
 
 def _info(expr: str, rec: dict[str, Any]) -> ObjInfo:

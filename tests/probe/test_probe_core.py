@@ -6,7 +6,6 @@ Library summarizers are in test_probe_libs.py; the renderer in test_runtime_text
 from __future__ import annotations
 
 import ast
-import json
 import sys
 import textwrap
 import time
@@ -16,33 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from probe_results import entry, exprs, facts, run
 
 from crane_jupyterlab.kernel import MANIFEST, safe
 from crane_jupyterlab.kernel import run as probe
 
 KERNEL = Path(probe.__file__).parent
-
-
-def run(source: str, ns: dict[str, Any], **options: Any) -> dict[str, Any]:
-    result = probe.run(source, options, ns)
-    json.dumps(result, allow_nan=False)  # every result must be plain JSON
-    assert result["error"] is None, result["error"]
-    return result
-
-
-def entry(result: dict[str, Any], expr: str) -> dict[str, Any]:
-    for e in result["objects"]:
-        if e["expr"] == expr:
-            return e
-    raise AssertionError(f"no entry {expr!r} in {[e['expr'] for e in result['objects']]}")
-
-
-def facts(e: dict[str, Any]) -> dict[str, Any]:
-    return {f["key"]: f["value"] for f in e["facts"]}
-
-
-def exprs(result: dict[str, Any]) -> list[str]:
-    return [e["expr"] for e in result["objects"]]
 
 
 # --------------------------------------------------------------------------------------------------

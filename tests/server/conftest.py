@@ -9,7 +9,6 @@ and real kernels started through the server's own kernel manager.
 from __future__ import annotations
 
 import asyncio
-import queue
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -19,6 +18,8 @@ import pytest
 from jupyter_client.session import Session
 from llm_stub import StubLLM
 from support import STUB_KEY, STUB_MODEL
+
+from crane_jupyterlab.bench.kernels import wait_reply
 
 
 @pytest.fixture
@@ -79,20 +80,10 @@ class Kernel:
         return msg_id
 
     async def reply(self, msg_id: str, timeout: float = 60.0) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError(f"no execute_reply to {msg_id} within {timeout} s")
-            try:
-                msg = await self.client.get_shell_msg(timeout=remaining)
-            except queue.Empty:
-                continue
-            if msg["parent_header"].get("msg_id") == msg_id:
-                content: dict[str, Any] = msg["content"]
-                if content.get("status") != "ok":
-                    raise AssertionError(f"cell failed: {content.get('ename')}: {content.get('evalue')}")
-                return content
+        content = await wait_reply(self.client, msg_id, timeout)
+        if content.get("status") != "ok":
+            raise AssertionError(f"cell failed: {content.get('ename')}: {content.get('evalue')}")
+        return content
 
     async def value(self, expression: str) -> str:
         """`repr`-ish text of an expression, evaluated without touching history (user_expressions)."""
