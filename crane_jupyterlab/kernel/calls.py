@@ -4,9 +4,7 @@ arguments that cannot bind to the callee's signature, and files the cell opens.
 
 from __future__ import annotations
 
-import abc
 import ast
-import inspect
 import sys
 import types
 from typing import Any
@@ -25,8 +23,11 @@ from .safe import (
     _isfunction,
     _isinst,
     _ismethod,
+    _method_func,
     _module_dict,
-    _mro,
+    _plain_class,
+    _signature_of,
+    _signature_text,
     _trim,
     _Unsafe,
 )
@@ -114,26 +115,6 @@ def _argument_checks(scan: _Scanner, ns: dict[str, Any], ctx: _Ctx) -> list[dict
     return out
 
 
-def _plain_class(cls: type) -> bool:
-    """A class whose call is `object.__new__` + a Python `__init__` (or object's): its signature is
-    the whole truth. Metaclasses with their own `__call__`, custom `__new__` (keras layers, named
-    tuples, enums) and C bases are left alone."""
-    if type(cls) not in (type, abc.ABCMeta):
-        return False
-    new = init = None
-    for klass in _mro(cls):
-        d = _module_dict(klass)
-        if new is None and "__new__" in d:
-            new = d["__new__"]
-        if init is None and "__init__" in d:
-            init = d["__init__"]
-    if new is not object.__new__:
-        return False
-    if init is object.__init__:
-        return True
-    return _isfunction(init) and not _decorated(init)
-
-
 def _decorated(fn: Any) -> bool:
     """A wrapper that names what it wraps (functools.wraps) may accept other arguments than the
     signature inspect reports; an explicit __signature__ may say anything."""
@@ -145,22 +126,21 @@ def _bind_failure(fn: Any, n_pos: int, keywords: list[str]) -> tuple[str, str] |
     """(signature, TypeError message) when calling `fn` with `n_pos` positional arguments and these
     keywords must raise TypeError, whatever the values; None when it binds or when unsure."""
     if _ismethod(fn):
-        target = fn.__func__
-        if not _isfunction(target) or _decorated(target):
+        if _decorated(_method_func(fn)):
             return None
     elif _isclass(fn):
-        if not _plain_class(fn) or any("__signature__" in _module_dict(k) for k in _mro(fn)):
+        if not _plain_class(fn):
             return None
     elif not _isfunction(fn) or _decorated(fn):
         return None
-    try:
-        signature = inspect.signature(fn, follow_wrapped=False)
-    except Exception:
+    signature = _signature_of(fn, follow_wrapped=False)
+    if signature is None:
         return None
     try:
         signature.bind(*([None] * n_pos), **dict.fromkeys(keywords))
     except TypeError as exc:
-        return str(signature), str(exc)
+        message = exc.args[0] if exc.args and type(exc.args[0]) is str else "arguments do not bind"
+        return _signature_text(signature), message
     except Exception:
         return None
     return None
