@@ -8,7 +8,8 @@ from typing import Any
 from ..models import Finding
 from .cell import parse_cell
 from .context import CellContext
-from .flow import walk_cell
+from .evaluate import Evaluator
+from .flow import Site, walk_cell
 from .rules import RULES
 from .view import RuntimeView, from_probe
 
@@ -54,7 +55,14 @@ def check_view(source: str, view: RuntimeView) -> list[Finding]:
     tree, _ = parse_cell(source)
     if tree is None:
         return []  # our Python cannot parse it, the kernel's may: nothing certain to say
-    ctx = CellContext(source, tree, view, walk_cell(tree, view.is_library, view.modules.__contains__))
+    evaluators: list[Evaluator] = []
+
+    def runtime(sites: list[Site]) -> Evaluator:
+        evaluators.append(Evaluator(view, sites))
+        return evaluators[0]
+
+    sites = walk_cell(tree, view.is_library, view.modules.__contains__, runtime)
+    ctx = CellContext(source, tree, view, sites, evaluators[0])
     findings: list[Finding] = []
     for rule in RULES:
         findings.extend(rule(ctx))

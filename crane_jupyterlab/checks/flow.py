@@ -19,6 +19,7 @@ import ast
 import builtins
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 # Builtins that neither mutate their arguments nor run user code that could.
 PURE_BUILTINS = frozenset(
@@ -58,6 +59,13 @@ PURE_METHODS = frozenset(
     }
 )  # fmt: skip
 
+# Library functions that change the objects they are given (not their receiver).
+ARGUMENT_MUTATORS = frozenset(
+    {"shuffle", "copyto", "put", "place", "putmask", "fill_diagonal", "update", "setdefault", "seed",
+     "random_split", "apply_along_axis", "exec", "eval", "setattr", "delattr", "append", "extend",
+     "insert", "remove", "pop", "clear", "sort", "reverse", "__setitem__"}
+)  # fmt: skip
+
 # Context managers that do not swallow exceptions, by the last part of the called name.
 PLAIN_CONTEXTS = frozenset(
     {
@@ -65,7 +73,8 @@ PLAIN_CONTEXTS = frozenset(
         "catch_warnings", "context", "option_context", "errstate", "axes_style", "plotting_context", "scope",
         "name_scope", "tqdm", "TemporaryDirectory", "record_function", "profile",
         "redirect_stdout", "redirect_stderr", "printoptions", "rc_context", "parallel_backend",
-        "config_context",
+        "config_context", "threadpool_limits", "xkcd", "set_printoptions",
+        "detect_anomaly", "default_device", "Session", "as_default", "start_run", "Timer",
     }
 )  # fmt: skip
 
@@ -85,6 +94,7 @@ class Site:
     constructed: tuple[tuple[str, ast.Call], ...] = ()  # names bound to `name = Call(...)`, untouched since
     unpacked: tuple[tuple[str, tuple[ast.Call, int]], ...] = ()  # `fig, ax = plt.subplots()`: ax -> (call, 1)
     fitted: tuple[tuple[str, tuple[ast.Call, ast.Call]], ...] = ()  # `m = C(); m.fit(X)`: m -> (C(), fit)
+    assigned: tuple[tuple[str, ast.expr], ...] = ()  # `X = <expr>` that certainly ran, X untouched since
 
     def imported(self, name: str) -> str | None:
         """The dotted path `name` was imported as in this cell (`pd` -> `pandas`), if it still is."""
@@ -101,6 +111,11 @@ class Site:
     def unpacked_from(self, name: str) -> tuple[ast.Call, int] | None:
         """The call and position `name` was unpacked from (`fig, ax = plt.subplots()`), unchanged since."""
         return None if self.barrier else dict(self.unpacked).get(name)
+
+    def assigned_value(self, name: str) -> ast.expr | None:
+        """The expression `name` was last bound to by a plain assignment that certainly ran, when
+        nothing may have changed the object since."""
+        return None if self.barrier else dict(self.assigned).get(name)
 
     def pristine(self, name: str) -> bool:
         """True when `name` still denotes the kernel's object, unchanged, at this site."""
@@ -191,12 +206,30 @@ class _State:
     constructed: dict[str, ast.Call] = field(default_factory=dict)  # name -> the call that made it
     unpacked: dict[str, tuple[ast.Call, int]] = field(default_factory=dict)  # `a, b = f()`: b -> (f(), 1)
     fitted: dict[str, tuple[ast.Call, ast.Call]] = field(default_factory=dict)  # name -> (constructor, fit)
+    assigned: dict[str, ast.expr] = field(default_factory=dict)  # name -> expression it was bound to
+
+
+class Runtime(Protocol):
+    """What the walker asks the runtime view about the cell (checks/evaluate.py answers)."""
+
+    def truth(self, node: ast.expr, site: Site) -> bool | None: ...
+
+    def nonempty(self, node: ast.expr, site: Site) -> bool: ...
+
+
+class _NoRuntime:
+    def truth(self, node: ast.expr, site: Site) -> bool | None:
+        return None
+
+    def nonempty(self, node: ast.expr, site: Site) -> bool:
+        return _nonempty(node)
 
 
 class _Walker:
     def __init__(self, is_library: Callable[[str], bool], is_module: Callable[[str], bool]) -> None:
         self.is_library = is_library
         self.is_module = is_module
+        self.runtime: Runtime = _NoRuntime()
         self.modules_imported: set[str] = set()  # names bound by `import x` / `import x as y` here
         self.sites: list[Site] = []
         self.s = _State()
@@ -217,23 +250,26 @@ class _Walker:
         self.s.constructed.pop(name, None)
         self.s.unpacked.pop(name, None)
         self.s.fitted.pop(name, None)
+        self.s.assigned.pop(name, None)
 
     def record(self, node: ast.expr) -> None:
+        self.sites.append(self.snapshot(node))
+
+    def snapshot(self, node: ast.expr) -> Site:
         s = self.s
-        self.sites.append(
-            Site(
-                node,
-                s.certain,
-                s.handlers,
-                frozenset(s.bound),
-                frozenset(s.touched),
-                frozenset(s.deleted),
-                s.barrier,
-                tuple(s.imports.items()),
-                tuple(s.constructed.items()),
-                tuple(s.unpacked.items()),
-                tuple(s.fitted.items()),
-            )
+        return Site(
+            node,
+            s.certain,
+            s.handlers,
+            frozenset(s.bound),
+            frozenset(s.touched),
+            frozenset(s.deleted),
+            s.barrier,
+            tuple(s.imports.items()),
+            tuple(s.constructed.items()),
+            tuple(s.unpacked.items()),
+            tuple(s.fitted.items()),
+            tuple(s.assigned.items()),
         )
 
     def uncertain(self, *parts: Callable[[], None]) -> None:
@@ -245,6 +281,12 @@ class _Walker:
                 part()
         finally:
             self.s.certain = saved
+
+    def decide(self, test: ast.expr) -> bool | None:
+        """Whether a condition that certainly runs is certainly true/false (None: not certain)."""
+        if not self.s.certain:
+            return None
+        return self.runtime.truth(test, self.snapshot(test))
 
     def exprs(self, nodes: list[ast.expr]) -> None:
         for node in nodes:
@@ -264,6 +306,8 @@ class _Walker:
                 if made_by_library and isinstance(target, (ast.Name, ast.Tuple, ast.List)):
                     self.library_names.update(_target_names(target))
             single = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            if single and self.s.certain:
+                self.s.assigned[_target_id(node.targets[0])] = node.value
             if single and self.s.certain and isinstance(node.value, ast.Call):
                 self.s.constructed[_target_id(node.targets[0])] = node.value
             elif (
@@ -284,15 +328,25 @@ class _Walker:
             if node.value is not None:
                 self.expr(node.value)
                 self.store(node.target)
+                if self.s.certain and isinstance(node.target, ast.Name):
+                    self.s.assigned[node.target.id] = node.value
         elif isinstance(node, (ast.Expr, ast.Return)):
             if node.value is not None:
                 self.expr(node.value)
         elif isinstance(node, ast.If):
             self.expr(node.test)
-            self.uncertain(lambda: self.block(node.body), lambda: self.block(node.orelse))
+            decided = self.decide(node.test)
+            if decided is True:
+                self.block(node.body)
+                self.uncertain(lambda: self.block(node.orelse))
+            elif decided is False:
+                self.uncertain(lambda: self.block(node.body))
+                self.block(node.orelse)
+            else:
+                self.uncertain(lambda: self.block(node.body), lambda: self.block(node.orelse))
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             self.expr(node.iter)
-            if self.s.certain and _nonempty(node.iter):
+            if self.s.certain and self.runtime.nonempty(node.iter, self.snapshot(node.iter)):
                 # The first iteration certainly runs, up to the first statement that may break/continue.
                 self.store(node.target)
                 self.loop_body(node.body)
@@ -305,7 +359,11 @@ class _Walker:
                 )
         elif isinstance(node, ast.While):
             self.expr(node.test)
-            self.uncertain(lambda: self.block(node.body), lambda: self.block(node.orelse))
+            if self.decide(node.test) is True:
+                self.loop_body(node.body)  # the first iteration runs, up to a break/continue
+                self.uncertain(lambda: self.block(node.body), lambda: self.block(node.orelse))
+            else:
+                self.uncertain(lambda: self.block(node.body), lambda: self.block(node.orelse))
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             plain = True
             for item in node.items:
@@ -449,15 +507,39 @@ class _Walker:
             self.arguments(node.args)
         elif isinstance(node, ast.IfExp):
             self.expr(node.test)
-            self.uncertain(lambda: self.expr(node.body), lambda: self.expr(node.orelse))
+            decided = self.decide(node.test)
+            if decided is None:
+                self.uncertain(lambda: self.expr(node.body), lambda: self.expr(node.orelse))
+            else:
+                taken, skipped = (node.body, node.orelse) if decided else (node.orelse, node.body)
+                self.expr(taken)
+                self.uncertain(lambda: self.expr(skipped))
         elif isinstance(node, ast.BoolOp):
+            # `a and b` evaluates b only when a is truthy (`or`: falsy): certain while the runtime says so
             self.expr(node.values[0])
-            self.uncertain(lambda: self.exprs(node.values[1:]))
+            go_on = isinstance(node.op, ast.And)
+            rest = list(node.values[1:])
+            while rest and self.decide(node.values[len(node.values) - len(rest) - 1]) is go_on:
+                self.expr(rest.pop(0))
+            self.uncertain(lambda: self.exprs(rest))
         elif isinstance(node, ast.Compare):
             self.expr(node.left)
             self.expr(node.comparators[0])
             self.uncertain(lambda: self.exprs(node.comparators[1:]))
-        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp)):
+            first = node.generators[0]
+            self.expr(first.iter)
+            if (
+                self.s.certain
+                and len(node.generators) == 1
+                and not first.ifs
+                and not first.is_async
+                and self.runtime.nonempty(first.iter, self.snapshot(first.iter))
+            ):
+                self.comprehension(node)  # its first element is certainly computed
+            else:
+                self.uncertain(lambda: self.comprehension(node))
+        elif isinstance(node, ast.GeneratorExp):  # lazy: runs only when consumed
             self.expr(node.generators[0].iter)
             self.uncertain(lambda: self.comprehension(node))
         elif isinstance(node, ast.NamedExpr):
@@ -525,7 +607,7 @@ class _Walker:
                 and (func.attr not in PURE_METHODS or _truthy_inplace(call))
             ):
                 self.touch(receiver)
-        pure_callee = isinstance(func, ast.Name) and func.id in PURE_BUILTINS
+        pure_callee = (isinstance(func, ast.Name) and func.id in PURE_BUILTINS) or self.leaves_arguments(call)
         if not pure_callee:
             for arg in [*call.args, *(kw.value for kw in call.keywords)]:
                 value = arg.value if isinstance(arg, ast.Starred) else arg
@@ -535,6 +617,19 @@ class _Walker:
                     for sub in ast.walk(value):
                         if isinstance(sub, ast.Name):
                             self.touch(sub.id)
+
+    def leaves_arguments(self, call: ast.Call) -> bool:
+        """A library call that reads its arguments without changing them (`model.fit(X, y)`,
+        `train_test_split(X, y)`, `np.mean(a)`): everything but the known in-place functions, torch's
+        `*_` initialisers and transformers asked not to copy."""
+        func = call.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if not last or last in ARGUMENT_MUTATORS or last.endswith("_") or self.opaque(call):
+            return False
+        return not any(
+            kw.arg == "copy" and isinstance(kw.value, ast.Constant) and kw.value.value is False
+            for kw in call.keywords
+        )
 
     def opaque(self, call: ast.Call) -> bool:
         """True when the call may run code of the user's (which can change any global)."""
@@ -657,14 +752,20 @@ def _as_load(node: ast.expr) -> ast.expr:
 
 
 def walk_cell(
-    tree: ast.Module, is_library: Callable[[str], bool], is_module: Callable[[str], bool] = lambda _: False
+    tree: ast.Module,
+    is_library: Callable[[str], bool],
+    is_module: Callable[[str], bool] = lambda _: False,
+    runtime: Callable[[list[Site]], Runtime] | None = None,
 ) -> list[Site]:
     """All expression sites of the cell, in evaluation order.
 
     `is_library(name)` says whether a kernel name is library code (a module, or an object whose calls
     cannot run the user's code); calls through any other name raise the barrier. `is_module(name)`
-    says whether a kernel name is a module.
+    says whether a kernel name is a module. `runtime(sites)` answers, from the sites walked so far,
+    which conditions the runtime decides and which loops certainly iterate.
     """
     walker = _Walker(is_library, is_module)
+    if runtime is not None:
+        walker.runtime = runtime(walker.sites)
     walker.block(tree.body)
     return walker.sites

@@ -75,6 +75,16 @@ class ObjInfo:
     facts: list[str] = field(default_factory=list)  # "key = value" strings, the evidence shown to users
     bind_error: str | None = None  # a call entry: why its arguments cannot bind to the callee's signature
     callee: str | None = None  # a call entry: module.name of a callee the cell imports
+    value: Any = None  # a scalar's value (int, float, bool, complete str, None): see has_value
+    has_value: bool = False
+    unique: int | None = None  # distinct non-missing values (on a sample: a lower bound)
+    kind: str | None = None  # binary, categorical, continuous, many-valued, constant, text, ...
+    sampled: bool = False  # value facts were computed on a sample of the rows
+    dtypes: dict[str, int] | None = None  # DataFrame: {dtype: number of columns}
+    non_numeric: int | None = None  # values that are not numbers (text columns, on the sample)
+    non_numeric_examples: list[Any] | None = None  # some of them (their presence proves it)
+    compiled: bool | None = None  # keras model
+    derived: str | None = None  # how the cell computes this value from a kernel object (evidence)
 
     # --- kinds ---------------------------------------------------------------------------------
     def is_(self, root: str, *classes: str) -> bool:
@@ -95,6 +105,21 @@ class ObjInfo:
     @property
     def is_sklearn(self) -> bool:
         return type_root(self.type) == "sklearn"
+
+    @property
+    def is_series(self) -> bool:
+        return self.is_("pandas", "Series")
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.is_("torch", "Tensor")
+
+    def rows(self) -> int | None:
+        """Length of the first axis, when known."""
+        if self.shape:
+            first = self.shape[0]
+            return first if isinstance(first, int) else None
+        return self.length
 
 
 @dataclass
@@ -230,6 +255,23 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     if info.type == "call":
         info.bind_error = f["bind_error"] if isinstance(f.get("bind_error"), str) else None
         info.callee = f["callee"] if isinstance(f.get("callee"), str) else None
+    value = f.get("value")
+    if info.type in ("int", "float", "bool", "NoneType") and (value is None) == (info.type == "NoneType"):
+        if not (info.type == "float" and isinstance(value, str)):  # "nan"/"inf" spelled as text
+            info.value, info.has_value = value, True
+    elif info.type == "str" and isinstance(value, str) and info.length == len(value):
+        info.value, info.has_value = value, True  # complete (the probe truncates long strings)
+    info.unique = _int(f.get("unique"))
+    info.kind = f["kind"] if isinstance(f.get("kind"), str) else None
+    info.sampled = f.get("sampled") is not None
+    dtypes = f.get("dtypes")
+    if isinstance(dtypes, dict) and all(isinstance(v, int) for v in dtypes.values()):
+        info.dtypes = {str(k): int(v) for k, v in dtypes.items()}
+    info.non_numeric = _int(f.get("non_numeric"))
+    if isinstance(f.get("non_numeric_examples"), list):
+        info.non_numeric_examples = list(f["non_numeric_examples"])
+    compiled = f.get("compiled")
+    info.compiled = compiled if isinstance(compiled, bool) else None
     info.num_classes = _int(f.get("num_classes"))
     info.class_mode = f["class_mode"] if isinstance(f.get("class_mode"), str) else None
     info.children = [

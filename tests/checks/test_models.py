@@ -40,6 +40,7 @@ def tns() -> dict[str, Any]:
     [
         ("out = model(X_wide)", RuntimeError),
         ("out = model(X_double)", RuntimeError),
+        ("out = model(X_wide.double())", RuntimeError),  # the cell's cast is followed exactly
         ("out = cnn(imgs)", RuntimeError),
         ("loss = criterion(model(X), y_bad)", IndexError),
         ("for step in range(3):\n    loss = F.cross_entropy(model(X), y_bad)", IndexError),
@@ -56,7 +57,6 @@ def test_torch_crashes(tns: dict[str, Any], source: str, error: type[Exception],
     [
         "out = model(X)",
         "loss = criterion(model(X), y_ok)",
-        "out = model(X_wide.double())",
         "model = nn.Sequential(nn.Linear(12, 2))\nout = model(X_wide)",  # rebuilt in the cell
         "helper()\nout = model(X_wide)",
         "loss = F.cross_entropy(model(X), y_bad, ignore_index=5)",
