@@ -85,12 +85,29 @@ class Evaluator:
             return None
         if isinstance(node, ast.Name):
             return self._name(node.id, site, depth)
+        if isinstance(node, ast.Constant) and type(node.value) in (
+            int,
+            float,
+            str,
+            bool,
+            bytes,
+            complex,
+            type(None),
+        ):
+            value = node.value
+            info = ObjInfo(expr=ast.unparse(node), type=type(value).__name__, value=value, has_value=True)
+            info.length = len(value) if isinstance(value, (str, bytes)) else None
+            return info
         if isinstance(node, (ast.Attribute, ast.Subscript)) and not _has_call(node):
             name = root_name(node)
             if name is not None and site.pristine(name) and name not in self.view.undefined:
                 known = self.view.get(ast.unparse(node))
                 if known is not None:
                     return known
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            column = self._attribute_column(node, site, depth)
+            if column is not None:
+                return column
         if isinstance(node, ast.Attribute):
             return self._attribute(node, site, depth)
         if isinstance(node, ast.Subscript):
@@ -115,6 +132,17 @@ class Evaluator:
             return None
         return _derived(info, name, info.derived or f"{name} = {ast.unparse(assigned)} in this cell")
 
+    def _attribute_column(self, node: ast.Attribute, site: Site, depth: int) -> ObjInfo | None:
+        """`df.Age` where the probe saw that Age is a column of df and no DataFrame attribute."""
+        base = self.value_of(node.value, site, depth + 1)
+        if base is None or not base.is_frame or node.attr not in (base.column_attrs or []):
+            return None
+        as_item = ast.Subscript(value=node.value, slice=ast.Constant(node.attr), ctx=ast.Load())
+        column = self._subscript(ast.copy_location(as_item, node), site, depth + 1)
+        if column is None and not base.derived:
+            column = self.view.get(f"{base.expr}[{node.attr!r}]")
+        return replace(column, expr=ast.unparse(node)) if column is not None else None
+
     def _attribute(self, node: ast.Attribute, site: Site, depth: int) -> ObjInfo | None:
         base = self.value_of(node.value, site, depth + 1)
         if base is None:
@@ -124,19 +152,29 @@ class Evaluator:
             return _as_array(base, expr)
         two_d = base.shape is not None and len(base.shape) == 2
         if node.attr == "T" and base.shape is not None and two_d and (base.is_ndarray or base.is_frame):
-            out = _as_array(base, expr) if base.is_ndarray else _derived(base, expr, None)
+            out = (
+                _as_array(base, expr)
+                if base.is_ndarray
+                else _derived(base, expr, f"{expr}", same_values=False)
+            )
             out.shape = list(reversed(base.shape))
             out.columns = None
             return out
         return None
 
     def _subscript(self, node: ast.Subscript, site: Site, depth: int) -> ObjInfo | None:
+        if isinstance(node.slice, ast.Slice):
+            return self._slice(node, site, depth)
         base = self.value_of(node.value, site, depth + 1)
         if base is None or not isinstance(node.ctx, ast.Load):
             return None
         expr = ast.unparse(node)
         keys = _const_strs(node.slice)
         if base.is_frame and keys is not None:
+            if isinstance(node.slice, ast.Constant) and not base.derived:
+                child = self.view.get(f"{base.expr}[{keys[0]!r}]")
+                if child is not None and not child.missing:
+                    return replace(child, expr=expr)
             if base.columns is None or any(k not in base.columns for k in keys):
                 return None  # unknown, or a KeyError (the column rules say so)
             rows = base.rows()
@@ -159,6 +197,43 @@ class Evaluator:
             out.has_nan = None
             return out
         return None
+
+    def _slice(self, node: ast.Subscript, site: Site, depth: int) -> ObjInfo | None:
+        """`x[a:b]` of an array, tensor or list, and `df.iloc[a:b]` / `s.iloc[a:b]`: the rows
+        range(*slice.indices(n)) selects."""
+        assert isinstance(node.slice, ast.Slice)
+        value = node.value
+        positional = isinstance(value, ast.Attribute) and value.attr == "iloc"
+        base = self.value_of(value.value if isinstance(value, ast.Attribute) and positional else value, site, depth + 1)
+        if base is None or not isinstance(node.ctx, ast.Load):
+            return None
+        if positional and not (base.is_frame or base.is_series):
+            return None
+        if not positional and not (base.is_ndarray or base.is_tensor or base.type in ("list", "tuple")):
+            return None
+        n = base.rows()
+        if n is None:
+            return None
+        bounds = []
+        for part in (node.slice.lower, node.slice.upper, node.slice.step):
+            value_ = None if part is None else self.scalar(part, site, depth + 1)
+            if value_ is UNKNOWN or (value_ is not None and type(value_) is not int):
+                return None
+            bounds.append(value_)
+        if bounds[2] == 0:
+            return None
+        rows = len(range(*slice(*bounds).indices(n)))
+        expr = ast.unparse(node)
+        out = _derived(base, expr, base.derived or f"{expr} in this cell", same_values=False)
+        if base.shape:
+            out.shape = [rows, *base.shape[1:]]
+        out.length = rows if base.type in ("list", "tuple") else out.length
+        out.items = None
+        out.has_nan = None if not base.has_nan else None
+        out.nan = out.min = out.max = None
+        out.counts = out.examples = None
+        out.unique = None
+        return out
 
     def _call(self, node: ast.Call, site: Site, depth: int) -> ObjInfo | None:
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
@@ -187,7 +262,9 @@ class Evaluator:
             if method in FRAME_KEEPS_COLUMNS and not _kwarg_true(node, "inplace"):
                 if method == "dropna" and (node.args or _kwarg(node, "axis") is not None):
                     return None  # axis=1 drops columns
-                out = _derived(base, expr, derived)
+                out = _derived(
+                    base, expr, derived, same_values=method in ("copy", "sort_values", "sort_index")
+                )
                 if not FRAME_KEEPS_COLUMNS[method]:
                     out.shape = [None, *base.shape[1:]] if base.shape else None
                     if method in ("head", "tail") and base.shape and isinstance(base.shape[0], int):
@@ -208,7 +285,7 @@ class Evaluator:
             if method == "to_numpy" and not node.args:
                 return _as_array(base, expr)
             if method in SERIES_SAME_LENGTH and not _kwarg_true(node, "inplace"):
-                out = _derived(base, expr, derived)
+                out = _derived(base, expr, derived, same_values=method == "copy")
                 out.examples = out.counts = None
                 out.min = out.max = None
                 if method != "copy":
@@ -297,6 +374,8 @@ class Evaluator:
     ) -> ObjInfo | None:
         top, name = path.split(".", 1)[0], path.rsplit(".", 1)[-1]
         args = node.args
+        if top == "numpy" and name in ("zeros", "ones", "empty", "full", "arange") and args:
+            return self._numpy_constructor(name, node, site, expr)
         if top == "numpy" and name in ("array", "asarray") and len(args) == 1 and not node.keywords:
             x = self.value_of(args[0], site, depth + 1)
             if x is not None and x.shape is not None and (x.is_ndarray or x.is_frame or x.is_series):
@@ -326,6 +405,24 @@ class Evaluator:
                            derived=x.derived or f"{expr} in this cell")  # fmt: skip
         return None
 
+    def _numpy_constructor(self, name: str, node: ast.Call, site: Site, expr: str) -> ObjInfo | None:
+        """`np.zeros(n)`, `np.ones((n, k))`, `np.full(n, v)`, `np.arange(n)`: the shape its arguments fix."""
+        first = node.args[0]
+        if name == "arange":
+            if len(node.args) != 1 or node.keywords:
+                return None
+            n = self.scalar(first, site)
+            return ObjInfo(expr=expr, type="numpy.ndarray", shape=[max(n, 0)]) if type(n) is int else None
+        if name != "full" and len(node.args) > 1:
+            return None
+        dims_nodes = list(first.elts) if isinstance(first, (ast.Tuple, ast.List)) else [first]
+        dims = [self.scalar(d, site) for d in dims_nodes]
+        if not all(type(d) is int and d >= 0 for d in dims):
+            return None
+        dtype = _kwarg(node, "dtype")
+        dtype_name = _dtype_name(dtype) if dtype is not None else ("float64" if name != "full" else None)
+        return ObjInfo(expr=expr, type="numpy.ndarray", shape=list(dims), dtype=dtype_name, derived=f"{expr} in this cell")
+
     def split_part(self, name: str, site: Site, depth: int = 0) -> ObjInfo | None:
         """`X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=...)`: each part has
         the rows sklearn's rule gives (n_test = ceil(test_size * n), n_train = n - n_test unless
@@ -352,7 +449,7 @@ class Evaluator:
             return None
         rows = sizes[index % 2]
         how = f"{name} is part of train_test_split({ast.unparse(call.args[index // 2])}, ...)"
-        out = _derived(source, name, how)
+        out = _derived(source, name, how, same_values=False)
         out.shape = [rows, *(source.shape or [None])[1:]] if source.shape else None
         out.length = rows if source.shape is None else out.length
         out.has_nan = None if not source.has_nan else source.has_nan if rows else None
@@ -526,9 +623,11 @@ class Evaluator:
 # ----- helpers --------------------------------------------------------------------------------------------
 
 
-def _derived(info: ObjInfo, expr: str, derived: str | None) -> ObjInfo:
-    out = replace(info, expr=expr, derived=derived, facts=list(info.facts), children=[])
-    return out
+def _derived(info: ObjInfo, expr: str, derived: str | None, same_values: bool = True) -> ObjInfo:
+    """A copy of `info` for another expression. `same_values`: every row and value of the columns is
+    kept (a column selection, a copy, a sort), so the source frame's column entries still describe it."""
+    source = (info.source if info.derived else info.expr) if same_values else None
+    return replace(info, expr=expr, derived=derived, facts=list(info.facts), children=[], source=source)
 
 
 def _as_array(info: ObjInfo, expr: str) -> ObjInfo:

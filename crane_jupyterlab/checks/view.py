@@ -51,6 +51,7 @@ class ObjInfo:
     length: int | None = None
     columns: list[Any] | None = None  # complete column labels of a DataFrame
     index_names: list[Any] | None = None  # names of a DataFrame's index levels (None for unnamed ones)
+    column_attrs: list[str] | None = None  # columns the cell reads as attributes (`df.Age` is df['Age'])
     keys: list[Any] | None = None  # complete keys of a dict
     fitted: bool | None = None
     n_features_in: int | None = None
@@ -75,6 +76,7 @@ class ObjInfo:
     facts: list[str] = field(default_factory=list)  # "key = value" strings, the evidence shown to users
     bind_error: str | None = None  # a call entry: why its arguments cannot bind to the callee's signature
     callee: str | None = None  # a call entry: module.name of a callee the cell imports
+    raises: str | None = None  # a call entry: the exception its arguments raise (TypeError by default)
     value: Any = None  # a scalar's value (int, float, bool, complete str, None): see has_value
     has_value: bool = False
     unique: int | None = None  # distinct non-missing values (on a sample: a lower bound)
@@ -85,6 +87,7 @@ class ObjInfo:
     non_numeric_examples: list[Any] | None = None  # some of them (their presence proves it)
     compiled: bool | None = None  # keras model
     derived: str | None = None  # how the cell computes this value from a kernel object (evidence)
+    source: str | None = None  # derived frames: the kernel frame whose column entries still describe it
 
     # --- kinds ---------------------------------------------------------------------------------
     def is_(self, root: str, *classes: str) -> bool:
@@ -235,6 +238,8 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     index_names = f.get("index_names")
     if isinstance(index_names, list) and info.shape is not None and len(index_names) < 10:
         info.index_names = index_names
+    if isinstance(f.get("column_attrs"), list):
+        info.column_attrs = [str(a) for a in f["column_attrs"] if isinstance(a, str)]
     keys = f.get("keys")
     if isinstance(keys, list) and info.length is not None and len(keys) == info.length:
         info.keys = keys
@@ -253,6 +258,7 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     if isinstance(steps, list) and all(isinstance(step, str) for step in steps):
         info.steps = [step.split("=", 1)[-1] for step in steps]
     if info.type == "call":
+        info.raises = f["raises"] if isinstance(f.get("raises"), str) else "TypeError"
         info.bind_error = f["bind_error"] if isinstance(f.get("bind_error"), str) else None
         info.callee = f["callee"] if isinstance(f.get("callee"), str) else None
     value = f.get("value")
@@ -325,15 +331,19 @@ def from_probe(result: dict[str, Any]) -> RuntimeView:
             module.grad_enabled = grad if isinstance(grad, bool) else None
             view.modules[mod["name"]] = module
     _paths_from_docs(view, result.get("docs"))
-    stack = [e for e in (result.get("objects") or []) if isinstance(e, dict)]
+    stack: list[tuple[dict[str, Any], ObjInfo | None]] = [
+        (e, None) for e in (result.get("objects") or []) if isinstance(e, dict)
+    ]
     while stack:
-        entry = stack.pop(0)
+        entry, parent = stack.pop(0)
         info = _info_from_entry(entry)
+        if parent is not None and parent.is_frame and info.is_series and info.shape is None and parent.shape:
+            info.shape = [parent.shape[0]]  # a column has the frame's rows
         known = view.objects.get(info.expr)
         if known is not None and known.path and not known.type:  # made from +D docs: keep its path
             info.path, info.module, info.user_code = known.path, known.module, known.user_code
             view.objects[info.expr] = info
         elif info.expr and info.expr not in view.objects:
             view.objects[info.expr] = info
-        stack.extend(c for c in entry.get("children") or [] if isinstance(c, dict))
+        stack.extend((c, info) for c in entry.get("children") or [] if isinstance(c, dict))
     return view

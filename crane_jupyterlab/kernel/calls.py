@@ -11,6 +11,11 @@ from typing import Any
 
 from .safe import (
     _MISSING,
+    _TYPE_MODULE,
+    _class_dict,
+    _class_name,
+    _class_str,
+    _root,
     _add,
     _close,
     _Ctx,
@@ -25,6 +30,8 @@ from .safe import (
     _ismethod,
     _method_func,
     _module_dict,
+    _drop_first,
+    _mro,
     _plain_class,
     _signature_of,
     _signature_text,
@@ -103,12 +110,18 @@ def _argument_checks(scan: _Scanner, ns: dict[str, Any], ctx: _Ctx) -> list[dict
         except Exception:
             continue
         failed = _bind_failure(fn, call.n_pos, call.keywords)
+        raises = "TypeError"
+        if failed is None:
+            failed = _keras_leftovers(fn, call.keywords)
+            raises = "ValueError"
         if failed is None:
             continue
         signature, message = failed
         entry = _entry(call.text, "call")
         _add(entry, "R", "bind_error", _trim(message, 160))
         _add(entry, "R", "signature", _trim(signature, 200))
+        if raises != "TypeError":
+            _add(entry, "R", "raises", raises)
         if call.root is None and call.origin is not None:
             _add(entry, "R", "callee", ".".join(call.origin))
         out.append(entry)
@@ -144,6 +157,52 @@ def _bind_failure(fn: Any, n_pos: int, keywords: list[str]) -> tuple[str, str] |
     except Exception:
         return None
     return None
+
+
+# Keyword arguments the Keras base classes consume themselves (besides the named parameters of the
+# __init__s in the class's MRO): anything else left in **kwargs is rejected with ValueError
+# ("Argument(s) not recognized", "Unrecognized keyword arguments passed to Dense").
+KERAS_POPPED = {
+    "BaseOptimizer": frozenset({"decay"}),
+    "Layer": frozenset({"input_dim", "input_shape", "implementation", "input_length", "batch_input_shape"}),
+}
+# Layer families whose constructors only forward **kwargs to Layer (no other keyword is taken out).
+KERAS_LAYER_MODULES = ("keras.src.layers.core.", "keras.src.layers.convolutional.", "keras.src.layers.rnn.",
+                       "keras.src.layers.pooling.", "keras.src.layers.regularization.",
+                       "keras.src.layers.normalization.", "keras.src.layers.reshaping.",
+                       "keras.src.optimizers.")  # fmt: skip
+
+
+def _keras_leftovers(cls: Any, keywords: list[str]) -> tuple[str, str] | None:
+    """(signature, message) when a Keras 3 optimizer or core layer is given keywords that no
+    __init__ of its class chain names and its base class does not consume."""
+    if not keywords or not _isclass(cls) or _root(cls) != "keras":
+        return None
+    module = _class_str(_TYPE_MODULE, cls)
+    if not (module + ".").startswith(KERAS_LAYER_MODULES):
+        return None
+    base = next((name for klass in _mro(cls) for name in KERAS_POPPED if _class_name(klass) == name
+                 and _root(klass) == "keras"), None)  # fmt: skip
+    if base is None:
+        return None
+    accepted: set[str] = set(KERAS_POPPED[base])
+    own: Any = None
+    for klass in _mro(cls):
+        init = _class_dict(klass).get("__init__")
+        if not _isfunction(init):
+            continue
+        sig = _signature_of(init, follow_wrapped=False)
+        if sig is None:
+            return None
+        own = own or sig
+        accepted.update(p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+    if own is None or not any(p.kind is p.VAR_KEYWORD for p in own.parameters.values()):
+        return None
+    leftover = [k for k in keywords if k not in accepted]
+    if not leftover:
+        return None
+    what = "Argument(s) not recognized" if base == "BaseOptimizer" else "Unrecognized keyword arguments"
+    return _signature_text(_drop_first(own) or own), f"{what}: {', '.join(leftover)}"
 
 
 def _path_checks(scan: _Scanner, ns: dict[str, Any]) -> list[dict[str, Any]]:

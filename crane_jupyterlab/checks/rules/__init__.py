@@ -12,10 +12,15 @@ from . import (
     attributes,
     columns,
     conversion,
+    indexing,
+    labels,
+    lengths,
     missing_values,
     names,
     shapes,
     sklearn,
+    text,
+    types,
     values,
 )
 
@@ -32,4 +37,9 @@ RULES: tuple[Rule, ...] = (
     missing_values.check,
     arrays.check,
     values.check,
+    types.check,
+    indexing.check,
+    lengths.check,
+    text.check,
+    labels.check,
 )

@@ -56,6 +56,9 @@ def _sum_frame(df: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
     nan = scan.isna().sum()
     nan_cols = {_label(k, ctx): int(v) for k, v in nan.items() if v}
     _add(e, "V", "nan_columns", dict(list(nan_cols.items())[:30]))  # {} says "no NaN anywhere"
+    attrs = hints.get("attrs")
+    if attrs:  # columns the cell reads as attributes (`df.Age`), none shadowed by a DataFrame attribute
+        _add(e, "S", "column_attrs", [_label(a, ctx) for a in attrs[:20]])
     wanted = [w for w in hints.get("columns", []) if not isinstance(w, (list, tuple))]
     # natural order for the first max_columns, then the named columns beyond them (or missing)
     chosen: list[Any] = list(dict.fromkeys(cols[: ctx.max_columns].tolist()))
