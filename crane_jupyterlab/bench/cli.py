@@ -14,13 +14,16 @@ import sys
 from collections.abc import Sequence
 
 # Sub-command modules, in the order `--help` lists them.
-SUBCOMMANDS = ("live", "junobench", "speed", "serverspeed")
+SUBCOMMANDS = ("live", "verify", "junobench", "speed", "serverspeed")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="crane-bench",
-        description="Benchmarks of crane-jupyterlab: the live crash suite, JunoBench, and speed.",
+        description=(
+            "Benchmarks of crane-jupyterlab: the live crash suite (and verifying a suite's cases), JunoBench,"
+            " and speed."
+        ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in SUBCOMMANDS:
