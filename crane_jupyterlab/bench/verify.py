@@ -27,7 +27,7 @@ import json
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,6 @@ class Result:
     passed: bool = False
     message_ok: bool = True
     facts_ok: bool | None = None
-    notes: list[str] = field(default_factory=list)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
