@@ -162,8 +162,9 @@ class LLMJudge:
         self.model = self.client.model
 
     def describe(self) -> dict[str, Any]:
-        """What decides a judgement; a resumed run re-judges rows judged otherwise."""
-        return {"model": self.model, "votes": self.votes, "api_base": self.client.api_base}
+        """Who judged (the server's address is not part of it: a local server may move); a resumed run
+        re-judges rows judged by another."""
+        return {"model": self.model, "votes": self.votes}
 
     async def _sample(self, messages: list[dict[str, str]]) -> JudgeAnswer | LLMError:
         try:

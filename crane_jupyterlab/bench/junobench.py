@@ -509,8 +509,8 @@ async def _evaluate(
 
     async def chunk(part: list[dict[str, Any]]) -> None:
         async with gate:
-            requests = [make_request(case, setting, categories) for case in part]
             try:
+                requests = [make_request(case, setting, categories) for case in part]
                 results = await backend.predict_many(requests)
             except Exception as exc:
                 results = [exc for _ in part]
@@ -534,9 +534,19 @@ async def _evaluate(
 
 def _facts_line(cases: list[dict[str, Any]], categories: str) -> str:
     """How many facts of each category the cases' runtime information carries, and how many are shown."""
-    tally = runtime_facts.count(runtime_facts.case_runtime(case) for case in cases)
+    runtimes: list[dict[str, Any] | None] = []
+    unreadable = 0
+    for case in cases:
+        try:
+            runtimes.append(runtime_facts.case_runtime(case))
+        except ValueError:
+            unreadable += 1
+    tally = runtime_facts.count(runtimes)
     parts = [f"{c} {tally[c] if c in categories else 0} of {tally[c]}" for c in runtime_facts.CATEGORIES]
-    return f"runtime facts shown ({categories or 'none'}): " + ", ".join(parts) + f" ({len(cases)} cases)"
+    tail = f"; {unreadable} not a runtime dump" if unreadable else ""
+    return (
+        f"runtime facts shown ({categories or 'none'}): " + ", ".join(parts) + f" ({len(cases)} cases{tail})"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
