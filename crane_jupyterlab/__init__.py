@@ -16,6 +16,6 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:
-    from .app import CraneExtension
+    from .server.app import CraneExtension
 
     return [{"module": "crane_jupyterlab", "app": CraneExtension}]

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from .app import CraneExtension
+from .server.app import CraneExtension
 
 
 def main() -> None:

@@ -9,9 +9,9 @@ from pydantic import BaseModel, Field
 Categories = str  # any subset of "SRV", e.g. "SR"
 
 # Who decided a verdict, strongest evidence first: "trial" (the cell crashed, or ran to its end, in a
-# sandboxed fork of the kernel: observed), "syntax" and "checks" (certain from the facts), "both" (a check
-# and the model agree), "llm" (a prediction).
-VerdictSource = Literal["trial", "syntax", "checks", "both", "llm"]
+# sandboxed fork of the kernel: observed), "syntax" and "checks" (certain from the facts), "llm" (a
+# prediction). See crane_jupyterlab.policy.
+VerdictSource = Literal["trial", "syntax", "checks", "llm"]
 
 # How a model is asked for JSON (see llm.litellm_backend.response_format_for); the server trait and the
 # crane-bench options offer exactly these.

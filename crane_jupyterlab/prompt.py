@@ -8,11 +8,11 @@ runtime block are never cut (they are what the prediction is about).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .llm import litellm
 from .models import PredictionRequest
 
 Message = dict[str, str]
@@ -87,18 +87,13 @@ def count_tokens(text: str, model: str = DEFAULT_TOKEN_MODEL) -> int:
     """Tokens of `text` under `model`'s tokenizer (litellm falls back to tiktoken for unknown models)."""
     if not text:
         return 0
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm  # imported late: it takes seconds, and most importers only want the text
-
-    return int(litellm.token_counter(model=model, text=text))
+    # litellm is imported late: it takes seconds, and most importers only want the text.
+    return int(litellm().token_counter(model=model, text=text))
 
 
 def count_message_tokens(messages: Sequence[Message], model: str = DEFAULT_TOKEN_MODEL) -> int:
     """Tokens of a chat prompt, including litellm's per-message overhead."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    return int(litellm.token_counter(model=model, messages=list(messages)))
+    return int(litellm().token_counter(model=model, messages=list(messages)))
 
 
 def _fence(code: str) -> str:

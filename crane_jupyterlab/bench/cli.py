@@ -8,13 +8,13 @@ arguments, returns the exit code).
 from __future__ import annotations
 
 import argparse
-import importlib
-import os
 import sys
 from collections.abc import Sequence
 
-# Sub-command modules, in the order `--help` lists them.
-SUBCOMMANDS = ("live", "junobench", "speed", "serverspeed")
+from . import junobench, live, serverspeed, speed
+
+# Sub-command modules, in the order `--help` lists them; each has `register(subparsers)`.
+SUBCOMMANDS = (live, junobench, speed, serverspeed)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,20 +23,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Benchmarks of crane-jupyterlab: the live crash suite, JunoBench, and speed.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in SUBCOMMANDS:
-        try:
-            module = importlib.import_module(f"crane_jupyterlab.bench.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"crane_jupyterlab.bench.{name}":
-                raise
-            continue  # sub-command not built yet
+    for module in SUBCOMMANDS:
         module.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # litellm must never reach for the network at import time.
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     args = build_parser().parse_args(argv)
     code: int = args.func(args)
     return code

@@ -343,7 +343,7 @@ def _read_done(path: Path, config: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def _build_backend(args: argparse.Namespace, setting: str) -> Any:
-    from ..llm.factory import make_backend
+    from .backends import make_backend
 
     if args.backend == "none":
         raise ValueError("backend 'none' makes no predictions; choose litellm, replay, checks or hybrid")

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from ..kernel.client import ExtractError, extract
 from ..models import RESPONSE_FORMATS
+from ..server.payload import ExtractError, extract
 from .kernels import CellFailed, fresh_kernel, run_cell
 
 _CASE_KEYS = ("id", "version", "executed_cells", "target_cell")
@@ -159,7 +159,7 @@ def make_backend(args: argparse.Namespace) -> Any:
     if args.backend == "none":
         return None
     try:
-        from ..llm.factory import make_backend as factory
+        from .backends import make_backend as factory
     except ImportError as exc:
         raise ValueError(f"--backend {args.backend}: backends are unavailable ({exc})") from None
     if args.backend == "checks":

@@ -18,7 +18,7 @@ from typing import Any
 
 from jupyter_client.asynchronous.client import AsyncKernelClient
 
-from ..kernel.client import extract
+from ..server.payload import extract
 from .kernels import fresh_kernel, run_cell, wait_reply
 
 

@@ -1,5 +1,5 @@
 """Deterministic runtime checks: crashes that are certain, found from the runtime view without a model."""
 
-from .core import check
+from .core import SYNTAX_RULE, check, check_view
 
-__all__ = ["check"]
+__all__ = ["SYNTAX_RULE", "check", "check_view"]

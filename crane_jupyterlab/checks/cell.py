@@ -1,15 +1,19 @@
 """Parsing a notebook cell the way IPython will compile it.
 
 Cells may hold IPython syntax (`%matplotlib inline`, `!pip ...`, `x?`): it is turned into plain Python
-with IPython's own transformer first, so a magic is never mistaken for a syntax error.
+first, by the same transform the probe uses in the kernel (`kernel/cell.py`), so a magic is never
+mistaken for a syntax error.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
+
+from ..kernel.cell import python_source
 
 
 @dataclass(frozen=True)
@@ -20,15 +24,11 @@ class CellSyntaxError:
 
 
 def to_python(source: str) -> str:
-    """The cell as the plain Python IPython compiles (its raw text when IPython is absent or gives up)."""
-    try:
-        from IPython.core.inputtransformer2 import TransformerManager
-    except ImportError:  # IPython-free environment: plain Python only
-        return source
-    try:
-        return str(TransformerManager().transform_cell(source))  # type: ignore[no-untyped-call]
-    except Exception:  # the transformer gives up on some broken input; compile the raw text instead
-        return source
+    """The cell as the plain Python IPython compiles (the probe's own transform, `kernel/cell.py`)."""
+    # The kernel's own transform (kernel/cell.py) uses IPython's transformer when IPython is loaded.
+    with contextlib.suppress(ImportError):
+        import IPython.core.inputtransformer2  # noqa: F401
+    return python_source(source)
 
 
 @lru_cache(maxsize=256)

@@ -9,21 +9,11 @@ from ..models import Finding
 from .cell import parse_cell
 from .context import CellContext
 from .flow import walk_cell
-from .junobench_adapter import from_junobench
 from .rules import RULES
 from .view import RuntimeView, from_probe
 
-FORMATS = ("probe", "junobench")
-
-
-def build_view(
-    source: str, runtime: dict[str, Any] | None, runtime_format: str, executed_cells: list[str] | None
-) -> RuntimeView:
-    if runtime_format not in FORMATS:
-        raise ValueError(f"runtime_format must be one of {', '.join(FORMATS)}, not {runtime_format!r}")
-    if runtime_format == "junobench":
-        return from_junobench(runtime, source, executed_cells)
-    return from_probe(runtime) if isinstance(runtime, dict) else RuntimeView()
+# The rule of the one finding a cell that does not compile gets.
+SYNTAX_RULE = "syntax-error"
 
 
 def _syntax_finding(source: str, view: RuntimeView) -> Finding | None:
@@ -38,28 +28,26 @@ def _syntax_finding(source: str, view: RuntimeView) -> Finding | None:
         return None
     where = f" (line {error.line})" if error.line else ""
     return Finding(
-        rule="syntax-error",
+        rule=SYNTAX_RULE,
         message=f"SyntaxError: {error.msg}{where}.",
         evidence=[f"Python {ours} cannot compile the cell: {error.msg}{where}"],
         line=error.line,
     )
 
 
-def check(
-    source: str,
-    runtime: dict[str, Any] | None,
-    runtime_format: str = "probe",
-    executed_cells: list[str] | None = None,
-) -> list[Finding]:
+def check(source: str, runtime: dict[str, Any] | None) -> list[Finding]:
     """Findings for crashes that are certain to happen when `source` runs; [] when unsure.
 
-    `runtime` is a probe result (`runtime_format="probe"`) or a JunoBench `runtime_info_obj`
-    (`"junobench"`; `executed_cells` then helps decide which names exist). Raises ValueError for an
-    unknown format or a source that is not a str.
+    `runtime` is a probe result (docs/architecture.md section 1), or None when there is none. Raises
+    ValueError for a source that is not a str.
     """
+    return check_view(source, from_probe(runtime) if isinstance(runtime, dict) else RuntimeView())
+
+
+def check_view(source: str, view: RuntimeView) -> list[Finding]:
+    """`check` on a runtime view from any producer (the probe, or a benchmark's recorded facts)."""
     if not isinstance(source, str):
         raise ValueError("source must be a str")
-    view = build_view(source, runtime, runtime_format, executed_cells)
     syntax = _syntax_finding(source, view)
     if syntax is not None:
         return [syntax]

@@ -12,53 +12,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
-# Top-level packages whose objects run no notebook code when their methods are called.
-LIBRARY_ROOTS = frozenset(
-    {
-        "builtins",
-        "numpy",
-        "pandas",
-        "torch",
-        "tensorflow",
-        "keras",
-        "tf_keras",
-        "sklearn",
-        "scipy",
-        "matplotlib",
-        "seaborn",
-        "statsmodels",
-        "PIL",
-        "xgboost",
-        "lightgbm",
-        "catboost",
-        "cv2",
-        "collections",
-        "datetime",
-        "pathlib",
-        "re",
-        "math",
-        "random",
-        "os",
-        "json",
-        "itertools",
-        "functools",
-        "typing",
-        "decimal",
-        "fractions",
-        "string",
-        "time",
-        "plotly",
-        "transformers",
-        "torchvision",
-        "nltk",
-        "skimage",
-        "imblearn",
-        "keras_tuner",
-        "tqdm",
-        "joblib",
-        "pickle",
-    }
-)
+from ..kernel.safe import TRUSTED_ROOTS
+
 BUILTIN_VALUE_TYPES = frozenset(
     {"int", "float", "bool", "str", "bytes", "complex", "NoneType", "list", "tuple", "dict", "set",
      "frozenset", "range"}
@@ -175,7 +130,7 @@ class RuntimeView:
             return False
         if info.type in BUILTIN_VALUE_TYPES:
             return True
-        return type_root(info.type) in LIBRARY_ROOTS
+        return type_root(info.type) in TRUSTED_ROOTS
 
 
 def _fact_map(entry: dict[str, Any]) -> dict[str, Any]:
@@ -211,7 +166,7 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     if isinstance(module, str):
         info.module = module
         # Only the known libraries run no notebook code; a helper module next to the notebook may.
-        info.user_code = module.split(".", 1)[0] not in LIBRARY_ROOTS
+        info.user_code = module.split(".", 1)[0] not in TRUSTED_ROOTS
         if isinstance(f.get("qualname"), str):
             info.path = f"{module}.{f['qualname']}"
     elif info.type.startswith("__main__."):
@@ -302,7 +257,7 @@ def _paths_from_docs(view: RuntimeView, docs: Any) -> None:
             info = view.objects.setdefault(call, ObjInfo(expr=call))
             info.path = qualname
             info.module = qualname.rsplit(".", 1)[0]
-            info.user_code = qualname.split(".", 1)[0] not in LIBRARY_ROOTS
+            info.user_code = qualname.split(".", 1)[0] not in TRUSTED_ROOTS
 
 
 def from_probe(result: dict[str, Any]) -> RuntimeView:

@@ -1,0 +1,78 @@
+"""Code that runs INSIDE the user's kernel: the runtime probe (and, beside it, anything else the server
+asks the kernel to do without a trace).
+
+Nothing here runs in the server except in tests. `crane_jupyterlab.server.payload` reads the modules named
+in `MANIFEST`, sends their sources to the kernel in one silent request, and installs them there as
+submodules of a private package in `sys.modules` (never the user namespace), in `MANIFEST` order, so that
+the relative imports between them work as they do here. At import only the standard library is loaded;
+numpy, pandas, torch, tensorflow, keras, sklearn, scipy, PIL and matplotlib are looked up in `sys.modules`
+and never imported. The code must run on the oldest Python a kernel may have (`OLDEST_PYTHON`), which can
+be older than the server's.
+
+Entry point: `run.run(source, options, namespace)` describes what a cell will use; it never raises, never
+prints, never evaluates code from the cell, never consumes an iterator and leaves the user namespace
+untouched. User-defined properties, `__getattr__`, `__repr__`, `__len__` and `__eq__` are not called
+(map-style datasets are the one exception: sampling them is the point, and it runs under the time budget).
+
+Result: see docs/architecture.md section 1. Every fact is `{"cat": "S"|"R"|"V", "key": str, "value": json}`
+with these stable keys (category in brackets):
+
+- any object: `len` [S], `shape` [S], `dtype` [R], `value` [V] (scalars, small containers),
+  `items` [V] (elements of a small container), `keys` [S] (dict keys), `element_types` [R],
+  `signature` [R] (callables), `attrs` [V] (instance attributes of a plain object), `repr` [V],
+  `close` [S] (names close to a missing attribute/key/column), `note` [R] (why something was not read),
+  `undefined_globals` [S] (globals a user function reads that the kernel lacks).
+- 1-D data and frame columns: `nan` [V] (count), `min`/`max` [V], `unique` [V] (count), `kind` [V]
+  (binary, categorical, continuous, many-valued, constant, text, empty, all-nan), `examples` [V],
+  `counts` [V] (`[[value, count], ...]`: most frequent first, then the least frequent), `sampled` [V]
+  (rows the stats ran on).
+- DataFrame: `columns` [S] (names, capped), `columns_more` [S], `dtypes` [R] (`{dtype: count}`),
+  `non_numeric_columns` [R] (wide frames),
+  `nan_columns` [V] (`{column: nan count}`); children are the columns, expr `df['col']`.
+- torch: `device` [R], `requires_grad` [R], `contiguous` [R]; optimizer `lr` [V]; nn.Module
+  `class` [R], `training` [V], `param_dtype`/`param_device`/`param_requires_grad` [R],
+  `n_params` [S], `last_out_features` [S]; layers (children)
+  carry `in_features`/`out_features`/`in_channels`/`out_channels`/`kernel_size`/
+  `num_embeddings`/`embedding_dim`/`num_features`/`normalized_shape` [S], `weight_dtype` [R];
+  DataLoader `batch_size`/`drop_last`/`num_workers` [S], `shuffle` [V], `collate_fn` [R], child
+  `.dataset`; Dataset `len`/`sample_shapes`/`batch_shape` [S], `labels` [V].
+- tensorflow/keras: `element_spec` [R], `cardinality` [S]; models `input_shape`/`output_shape` [S],
+  `last_units` [S], `last_activation` [R], `loss` [R], `compiled`/`built` [V];
+  image iterators `samples`/`num_classes`/`batch_size`/`image_shape`/`target_size` [S],
+  `class_indices` [V], `class_mode`/`color_mode` [R].
+- sklearn: `class` [R], `fitted` [V], `n_features_in_` [S], `feature_names_in_` [R],
+  `classes_` [V], `n_outputs_` [S], `steps` [R], `params` [R] (non-default constructor params),
+  `columns_used` [S] (ColumnTransformer).
+- scipy sparse: `nnz` [S], `format` [R]; PIL image: `size` [S], `mode` [R].
+- module entries (`modules`): `version`; torch adds `grad_enabled` and `cuda_available` [V].
+- call checks add entries such as `plt.style.use('x')` with `available` [V] and `close` [S]; files the
+  cell opens: `path '...'` entries with `exists` [V]."""
+
+from __future__ import annotations
+
+# The oldest Python a kernel may run for the payload to work (ruff and a test check it).
+OLDEST_PYTHON = (3, 9)
+
+# Modules sent to the kernel, in the order they are executed there: each after the modules it imports.
+MANIFEST = (
+    "envelope",
+    "safe",
+    "cell",
+    "scan",
+    "calls",
+    "docs",
+    "libraries",
+    "summarize/objects",
+    "summarize/core",
+    "summarize/builtins",
+    "summarize/numpy",
+    "summarize/pandas",
+    "summarize/torch",
+    "summarize/keras",
+    "summarize/sklearn",
+    "summarize/others",
+    "summarize/__init__",
+    "refs",
+    "lineage",
+    "run",
+)

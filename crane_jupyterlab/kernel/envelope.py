@@ -1,8 +1,8 @@
-"""Kernel side of `client.py`: keeps the probe in `sys.modules` and carries its result back as JSON.
+"""Kernel side of `crane_jupyterlab.server.payload`: installs the payload and carries results back as JSON.
 
-This file is sent to the kernel as source, next to `probe.py`, and executed into a private module object
-(never the user namespace); nothing here runs in the server. Stdlib only, and only modules a running
-ipykernel has already imported.
+Executed first, into `<package>.envelope`; `install` then creates the rest of the payload (the modules of
+`MANIFEST`) as a private package in `sys.modules` (never the user namespace), and `invoke` calls one of
+its functions. Stdlib only, and only modules a running ipykernel has already imported.
 
 No function here lets an exception escape: an exception raised by a user expression makes IPython
 overwrite `sys.last_traceback`, the user's own post-mortem (`%debug`) state.
@@ -16,13 +16,16 @@ import sys
 import types
 from typing import Any
 
-# Module names in `sys.modules` start with this; the client appends a hash of the sources.
+# The package's name in `sys.modules` starts with this; the server appends a hash of all the sources.
 PREFIX = "_crane_jupyterlab_probe_"
-# Key of the one-entry object that reports a failure instead of a probe result.
+# Key of the one-entry object that reports a failure instead of a result.
 ERROR_KEY = "__crane_error__"
 
-_probe: types.ModuleType | None = None
+# Set by `install`: the package root, or why it could not be installed.
+_root: types.ModuleType | None = None
 _install_error: str | None = None
+
+Source = tuple[str, str, str]  # (manifest name such as "summarize/pandas", file name for tracebacks, source)
 
 
 class JSONResult:
@@ -48,40 +51,70 @@ class JSONResult:
         return self.data
 
 
-def install(module: types.ModuleType, probe_source: str) -> types.ModuleType:
-    """Load the probe beside `module` (this file, already executed into it) and register both.
+def install(root: types.ModuleType, envelope: types.ModuleType, sources: list[Source]) -> types.ModuleType:
+    """Install the payload as the package `root` (this module, already executed, is `root.envelope`).
 
-    On failure `module` is returned unregistered, carrying the reason, so `call` reports it and the next
-    request installs again.
+    Every module object is created and registered in `sys.modules` before any executes, as importlib
+    does (dataclasses look their module up there), and then executed in the order given, so relative
+    imports between them resolve as they do in the source tree. On failure nothing stays registered
+    and `envelope` is returned carrying the reason, so `invoke` reports it and the next request
+    installs again.
     """
-    global _probe, _install_error
-    name = module.__name__
-    probe = types.ModuleType(name + "_run")
-    # Registered before it executes, as importlib does: dataclasses look their module up there.
-    sys.modules[probe.__name__] = probe
+    global _root, _install_error
+    name = root.__name__
+    root.__path__ = []
+    root.__package__ = name
+    envelope.__package__ = name
+    created: dict[str, types.ModuleType] = {name: root, envelope.__name__: envelope}
+    order: list[tuple[types.ModuleType, str, str]] = []
+    for manifest_name, filename, source in sources:
+        if manifest_name == "envelope":
+            continue
+        parts = manifest_name.split("/")
+        package = parts[-1] == "__init__"
+        dotted = ".".join([name, *(parts[:-1] if package else parts)])
+        module = created.get(dotted) or types.ModuleType(dotted)
+        module.__file__ = filename
+        if package:
+            module.__path__ = []
+        module.__package__ = dotted if package else dotted.rpartition(".")[0]
+        created[dotted] = module
+        order.append((module, filename, source))
+    for dotted, module in created.items():
+        parent, _, child = dotted.rpartition(".")
+        if parent in created:
+            setattr(created[parent], child, module)
+    sys.modules.update(created)
     try:
-        exec(compile(probe_source, f"<{probe.__name__}>", "exec"), probe.__dict__)
+        for module, filename, source in order:
+            exec(compile(source, filename, "exec"), module.__dict__)
     except BaseException as exc:
-        sys.modules.pop(probe.__name__, None)
-        _install_error = "probe failed to load: " + _describe(exc)
-        return module
-    _probe = probe
-    for stale in [key for key in sys.modules if key.startswith(PREFIX) and not key.startswith(name)]:
-        sys.modules.pop(stale, None)  # an older probe version
-    sys.modules[name] = module
-    return module
+        for dotted in created:
+            sys.modules.pop(dotted, None)
+        _install_error = "payload failed to load: " + _describe(exc)
+        return envelope
+    _root = root
+    for stale in [key for key in sys.modules if key.startswith(PREFIX) and key.split(".")[0] != name]:
+        sys.modules.pop(stale, None)  # an older payload version
+    return envelope
 
 
-def call(source: str, options: dict[str, Any] | None) -> JSONResult:
-    """Run the probe on `source` against the user namespace; failures come back as an error object."""
-    if _probe is None:
-        return JSONResult({ERROR_KEY: _install_error or "probe not installed"})
+def invoke(target: str, *args: Any) -> JSONResult:
+    """Call `target` ("module.function", e.g. "run.run") of the payload; failures come back as an error
+    object, never as an exception in the kernel."""
+    if _root is None:
+        return JSONResult({ERROR_KEY: _install_error or "payload not installed"})
+    module_name, _, function = target.rpartition(".")
+    module = sys.modules.get(f"{_root.__name__}.{module_name}")
+    fn = getattr(module, function, None) if module is not None else None
+    if fn is None:
+        return JSONResult({ERROR_KEY: f"the payload has no {target}"})
     try:
-        result = _probe.run(source, options, None)
-    except BaseException as exc:  # KeyboardInterrupt too: an interrupt aimed at the probe ends it here
-        return JSONResult({ERROR_KEY: "probe raised: " + _describe(exc)})
+        result = fn(*args)
+    except BaseException as exc:  # KeyboardInterrupt too: an interrupt aimed at the payload ends it here
+        return JSONResult({ERROR_KEY: f"{target} raised: " + _describe(exc)})
     if not isinstance(result, dict):
-        return JSONResult({ERROR_KEY: f"probe returned {type(result).__name__}, not dict"})
+        return JSONResult({ERROR_KEY: f"{target} returned {type(result).__name__}, not dict"})
     return JSONResult(json_safe(result))
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..models import RESPONSE_FORMATS, PredictionRequest, Verdict
 from ..prompt import PromptSettings, build_prompt
+from . import litellm as _litellm
 from .answer import ANSWER_SCHEMA, Answer, parse_answer
 from .cache import VerdictCache, cache_key
 from .errors import (
@@ -34,15 +35,6 @@ from .votes import check_votes, majority
 
 # Sent to local OpenAI-compatible servers that need some key but check none (llama.cpp, vLLM, ...).
 PLACEHOLDER_KEY = "no-key"
-
-
-def _litellm() -> Any:
-    # Imported on first use: the import takes seconds, and it must not fetch the cost map online.
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.suppress_debug_info = True
-    return litellm
 
 
 def response_format_for(

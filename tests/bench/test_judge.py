@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHARED
 from llm_stub import Reply, StubLLM
+from support import SHARED
 
 from crane_jupyterlab.bench.cli import main
 from crane_jupyterlab.bench.judge import LLMJudge, decide, judge_messages, parse_judgement

@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 import pytest
-from conftest import SHARED
 from llm_stub import StubLLM, answer
+from support import SHARED
 
 from crane_jupyterlab.bench.cli import main
 

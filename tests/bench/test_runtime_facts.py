@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import SHARED
+from support import SHARED
 
 from crane_jupyterlab.bench import runtime_facts as rf
 from crane_jupyterlab.bench.junobench import make_request

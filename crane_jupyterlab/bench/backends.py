@@ -1,0 +1,95 @@
+"""The prediction backends `crane-bench` can measure, built by name.
+
+`checks` and `hybrid` apply the product's verdict policy (crane_jupyterlab.policy) to the deterministic
+checks alone, or to the checks and then a model, so the benchmark measures what the server ships;
+`replay` answers with the CRANE-LLM paper's recorded answers; `litellm` is the product's model backend.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .. import policy
+from ..checks import check, check_view
+from ..llm.base import Backend
+from ..llm.factory import make_backend as make_model_backend
+from ..models import Finding, PredictionRequest, Verdict
+from .junobench_adapter import from_junobench
+from .replay import ReplayBackend
+
+BACKENDS = ("none", "checks", "litellm", "replay", "hybrid")
+FORMATS = ("probe", "junobench")
+
+
+def findings_of(request: PredictionRequest) -> list[Finding]:
+    """The checks' findings for a request whose runtime is a probe result or a JunoBench record."""
+    if request.runtime_format not in FORMATS:
+        raise ValueError(
+            f"runtime_format must be one of {', '.join(FORMATS)}, not {request.runtime_format!r}"
+        )
+    if request.runtime_format == "junobench":
+        view = from_junobench(request.runtime, request.target_cell, request.executed_cells)
+        return check_view(request.target_cell, view)
+    return check(request.target_cell, request.runtime)
+
+
+class ChecksBackend:
+    """The verdict without a model: a certain crash, or "no certain crash found" (not a proof of safety)."""
+
+    name = "checks"
+
+    async def predict(self, request: PredictionRequest) -> Verdict:
+        start = time.perf_counter()
+        verdict = policy.without_model(findings_of(request))
+        return verdict.model_copy(update={"latency_ms": round((time.perf_counter() - start) * 1000.0, 3)})
+
+
+class HybridBackend:
+    """The checks first; the model decides whatever they cannot prove (the server's policy)."""
+
+    name = "hybrid"
+
+    def __init__(self, llm: Backend) -> None:
+        self.llm = llm
+
+    async def predict(self, request: PredictionRequest) -> Verdict:
+        certain = policy.certain(findings_of(request))
+        if certain is not None:
+            return certain
+        return policy.from_model(await self.llm.predict(request))
+
+
+def make_backend(name: str, **options: Any) -> Backend | None:
+    """The backend called `name` (one of BACKENDS), configured by `options`; None for `none`.
+
+    replay: path (paper_outputs.jsonl), llm (default gpt-5), setting (-RT or +RT, default +RT), and the
+    prompt options of `llm.factory`. hybrid: `llm_backend` (litellm, the default, or replay) built from
+    the other options. litellm: see `llm.factory.make_backend`.
+    """
+    options = {k: v for k, v in options.items() if v is not None}
+    if name == "checks":
+        if options:
+            raise ValueError(f"the checks backend takes no options, got {', '.join(sorted(options))}")
+        return ChecksBackend()
+    if name == "replay":
+        path = options.pop("path", None)
+        if not path:
+            raise ValueError("the replay backend needs path= the paper_outputs.jsonl file")
+        llm, setting = options.pop("llm", "gpt-5"), options.pop("setting", "+RT")
+        prompt = None
+        if options:
+            from ..llm.factory import prompt_settings
+
+            prompt = prompt_settings(options)
+        return ReplayBackend(path, llm, setting, prompt)
+    if name == "hybrid":
+        inner = options.pop("llm_backend", "litellm")
+        if inner not in ("litellm", "replay"):
+            raise ValueError(f"hybrid needs llm_backend litellm or replay, got {inner!r}")
+        model = make_backend(inner, **options)
+        assert model is not None
+        return HybridBackend(model)
+    if name in ("none", "litellm"):
+        return make_model_backend(name, **options)
+    raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")

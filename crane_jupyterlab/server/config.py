@@ -1,0 +1,178 @@
+"""The server's options, declared once: `ServiceConfig`'s fields carry their help, bounds and checks, and
+the `CraneExtension` traits (command line, `jupyter_server_config.py`, `python -m crane_jupyterlab`) are
+made from them (`app.config_traits`). Also what `GET /crane/config` tells the browser, never a key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import SecretStr
+
+from ..api import ConfigReply
+from ..llm import litellm
+from ..models import RESPONSE_FORMATS
+
+log = logging.getLogger(__name__)
+
+MODEL_ENV = "CRANE_MODEL"
+API_KEY_ENV = "CRANE_API_KEY"
+NO_MODEL_HINT = (
+    "No model is configured, so only the deterministic checks ran. Set one with "
+    "`c.CraneExtension.model = 'openai/gpt-4o-mini'` in jupyter_server_config.py, "
+    f"`--CraneExtension.model=...` on the command line or the {MODEL_ENV} environment variable; "
+    f"put the provider's key in its usual environment variable (e.g. OPENAI_API_KEY) or in {API_KEY_ENV}."
+)
+
+
+def canonical_categories(value: str) -> str:
+    """`value` as a subset of "SRV" in canonical order; ValueError otherwise."""
+    if any(c not in "SRV" for c in value) or len(set(value)) != len(value):
+        raise ValueError("categories must be a subset of 'S', 'R', 'V' without repeats, e.g. 'SRV' or 'SR'")
+    return "".join(c for c in "SRV" if c in value)
+
+
+def odd_votes(value: int) -> int:
+    if value % 2 == 0:
+        raise ValueError("votes must be odd so the majority is strict")
+    return value
+
+
+def option(
+    default: Any = dataclasses.MISSING,
+    *,
+    help: str,
+    factory: Callable[[], Any] | None = None,
+    low: float | None = None,
+    high: float | None = None,
+    choices: tuple[str, ...] | None = None,
+    check: Callable[[Any], Any] | None = None,
+    secret: bool = False,
+) -> Any:
+    """A `ServiceConfig` field with what its trait needs: help text, bounds, allowed values, a check
+    (returns the value to keep or raises ValueError), and whether it is a secret."""
+    metadata = {"help": help, "low": low, "high": high, "choices": choices, "check": check, "secret": secret}
+    if factory is not None:
+        return field(default_factory=factory, metadata=metadata)
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def _env_secret(name: str) -> Callable[[], SecretStr | None]:
+    return lambda: SecretStr(os.environ[name]) if os.environ.get(name) else None
+
+
+@dataclass
+class ServiceConfig:
+    """The server defaults (the CraneExtension traits, minus tornado and traitlets)."""
+
+    model: str = option(
+        help=f"""Default LLM, as a litellm model name (e.g. 'openai/gpt-4o-mini', 'ollama/qwen2.5-coder').
+        Empty: no model, only the deterministic checks run. Defaults to ${MODEL_ENV}.""",
+        factory=lambda: os.environ.get(MODEL_ENV, ""),
+    )
+    api_base: str = option(
+        "",
+        help="Base URL of an OpenAI-compatible endpoint for the model (empty: the provider's default).",
+    )
+    api_key: SecretStr | None = option(
+        help=f"""API key for the model's provider, kept on the server: never sent to the browser, never
+        logged by this extension. Prefer the environment (${API_KEY_ENV} or the provider's own variable,
+        e.g. OPENAI_API_KEY): a key written in a config file also shows in jupyter_server's --debug log
+        of the loaded config.""",
+        factory=_env_secret(API_KEY_ENV),
+        secret=True,
+    )
+    response_format: str = option(
+        "auto",
+        help="""How the model is asked for JSON. auto: a JSON schema where litellm knows the model takes
+        one, else JSON mode; json_object_schema: JSON mode with the schema, what llama.cpp's server
+        wants (it turns the schema into a grammar); none: plain text, for servers that reject
+        response_format. Every answer is validated, whatever this says.""",
+        choices=RESPONSE_FORMATS,
+    )
+    allowed_models: list[str] = option(
+        [],
+        help="""Models a request may select besides `model`. A request naming any other model is
+        refused (403), so users cannot spend on models the administrator did not approve.""",
+    )
+    votes: int = option(
+        1, help="Samples per prediction (odd); the majority decides.", low=1, high=15, check=odd_votes
+    )
+    temperature: float = option(0.0, help="Sampling temperature of the model.", low=0.0, high=2.0)
+    llm_timeout: float = option(60.0, help="Seconds to wait for the model before giving up.", low=1.0)
+    extract_timeout: float = option(
+        10.0, help="Seconds to wait for the kernel to answer the runtime probe.", low=0.5
+    )
+    token_budget: int = option(
+        12000,
+        help="Prompt size limit in tokens; the oldest executed cells are left out first to meet it.",
+        low=500,
+    )
+    max_columns: int = option(20, help="Columns of a data frame the probe describes.", low=1)
+    probe_samples: int = option(10, help="Example values the probe collects per object.", low=0)
+    categories: str = option(
+        "SRV",
+        help="""Runtime fact categories sent to the model: any of S (structural), R (representation/type),
+        V (value).""",
+        check=canonical_categories,
+    )
+    docs: bool = option(False, help="Ground the prompt in the API docs of the calls the cell makes (+D).")
+    auto_check: bool = option(
+        True,
+        help="""Whether the frontend checks the active cell on its own (when its text stops changing) by
+        default. Users who set "Check automatically" in their settings keep their choice; False leaves
+        only on-demand checks for the others, e.g. to limit model spending.""",
+    )
+
+    def allowed(self) -> list[str]:
+        """Models a request may ask for: the allow-list plus the default model."""
+        models = list(self.allowed_models)
+        if self.model and self.model not in models:
+            models.insert(0, self.model)
+        return models
+
+
+@dataclass
+class KeyStatus:
+    """Whether the model's provider has what it needs; `missing` names environment variables only."""
+
+    configured: bool
+    missing: list[str]
+
+
+def key_status(config: ServiceConfig) -> KeyStatus:
+    """Ask litellm which environment variables the default model's provider needs. Blocking (the
+    first call imports litellm): run it in a thread."""
+    if config.api_key is not None:
+        return KeyStatus(True, [])
+    try:
+        found = litellm().validate_environment(model=config.model)
+    except Exception as exc:  # an unknown provider: say so rather than guess
+        log.debug("crane: validate_environment(%s) failed: %s", config.model, type(exc).__name__)
+        return KeyStatus(False, [])
+    missing = [str(k) for k in found.get("missing_keys") or []]
+    if config.api_base:  # an explicit endpoint stands in for the provider's *_API_BASE variable
+        missing = [k for k in missing if not k.endswith("_API_BASE")]
+    return KeyStatus(bool(found.get("keys_in_environment")) or not missing, missing)
+
+
+def config_reply(config: ServiceConfig, keys: KeyStatus | None) -> ConfigReply:
+    """`GET /crane/config`'s body: the server defaults a settings UI starts from. Never a key."""
+    return ConfigReply(
+        model=config.model or None,
+        allowed_models=config.allowed(),
+        categories=config.categories,
+        votes=config.votes,
+        temperature=config.temperature,
+        auto_check=config.auto_check,
+        docs=config.docs,
+        key_configured=bool(keys and keys.configured),
+        missing_env=keys.missing if keys else [],
+    )

@@ -1,0 +1,108 @@
+"""REST handlers: `POST /crane/analyze` and `GET /crane/config`.
+
+Thin on purpose: validate the body, call the service, map its typed errors to statuses. Every method is
+`@tornado.web.authenticated` (tests/test_handlers_auth.py fails the build otherwise).
+
+`POST /crane/analyze` answers (bodies are the pydantic models of `api`):
+- 200 `status` "ok" (`verdict.source`: llm, checks, both, syntax), "no_model" (the checks' verdict and a
+  `hint`), "llm_error" (`error.kind/message`, the runtime facts, and a checks verdict when they found a
+  certain crash, else `verdict` null), or "superseded" (a newer request for the same cell_id won);
+- 400 malformed body, `field` names the culprit; 403 a model outside the allow-list; 404 unknown or dead
+  kernel; 409 `{"status": "busy"}` the kernel runs user code (never queued, never interrupted);
+  502/504 the probe failed / the kernel did not answer it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING
+
+import tornado.web
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.extension.handler import ExtensionHandlerMixin
+from pydantic import BaseModel, ValidationError
+
+from ..api import AnalyzeRequest, AnalyzeResult, StatusReply
+from .config import config_reply, key_status
+from .errors import AnalysisError, Superseded
+
+if TYPE_CHECKING:
+    from .app import CraneExtension
+
+
+class CraneHandler(ExtensionHandlerMixin, APIHandler):
+    """Shared plumbing of the crane handlers."""
+
+    @property
+    def crane(self) -> CraneExtension:
+        app: CraneExtension = self.extensionapp  # type: ignore[assignment]
+        return app
+
+    def reply(self, model: BaseModel, status: int = 200, exclude_none: bool = False) -> None:
+        self.set_status(status)
+        self.finish(model.model_dump_json(exclude_none=exclude_none))
+
+
+class AnalyzeHandler(CraneHandler):
+    """Analyze one cell against the live kernel of its notebook."""
+
+    _task: asyncio.Future[AnalyzeResult] | None = None
+    _gone = False
+
+    def on_connection_close(self) -> None:
+        self._gone = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    @tornado.web.authenticated
+    async def post(self) -> None:
+        try:
+            body = json.loads(self.request.body or b"null")
+        except ValueError as exc:
+            reply = StatusReply(status="error", message=f"body is not JSON: {exc}", field="body")
+            self.reply(reply, 400, True)
+            return
+        try:
+            request = AnalyzeRequest.model_validate(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "body"
+            message = f"{where}: {first['msg']}"
+            self.reply(StatusReply(status="error", message=message, field=where), 400, True)
+            return
+        # A task, so a client that goes away (the cell was edited, the page closed) cancels the work
+        # and the model call with it.
+        self._task = asyncio.ensure_future(self.crane.service.analyze(request))
+        try:
+            result = await self._task
+        except asyncio.CancelledError:
+            if self._gone:
+                return  # on_connection_close cancelled it: nobody is listening
+            raise
+        except Superseded:
+            self.reply(StatusReply(status="superseded"), 200, True)
+            return
+        except AnalysisError as exc:
+            reply = StatusReply(status="busy" if exc.status == 409 else "error", message=exc.message)
+            self.reply(reply, exc.status, True)
+            return
+        self.reply(result)
+
+
+class ConfigHandler(CraneHandler):
+    """The effective defaults, for the settings UI. Never includes a key."""
+
+    @tornado.web.authenticated
+    async def get(self) -> None:
+        config = self.crane.service.config
+        keys = await asyncio.to_thread(key_status, config) if config.model else None
+        self.reply(config_reply(config, keys))
+
+
+def routes() -> list[tuple[str, type[CraneHandler]]]:
+    """URL patterns, relative to the server's base_url."""
+    return [
+        (r"/crane/analyze", AnalyzeHandler),
+        (r"/crane/config", ConfigHandler),
+    ]

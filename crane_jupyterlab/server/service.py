@@ -1,0 +1,375 @@
+"""Analysis orchestration: one target cell against its notebook's live kernel.
+
+Independent of tornado so it can be tested without a server: the handlers validate the body, call
+`AnalysisService.analyze` and map its typed errors to HTTP statuses. The parts written elsewhere (the
+kernel payload, the renderer, the checks, the LLM backends) are reached through `Parts`, so a test can
+substitute any of them; `default_parts()` wires the real ones. Which evidence decides the verdict is
+`crane_jupyterlab.policy`'s, the same policy `crane-bench` measures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .. import policy
+from ..api import AnalyzeRequest, AnalyzeResult, AnalyzeSettings, AnalyzeStatus, ErrorInfo, Timing, Tokens
+from ..llm import litellm
+from ..llm.base import Backend
+from ..models import Finding, PredictionRequest, Verdict
+from .config import NO_MODEL_HINT, ServiceConfig
+from .errors import (
+    ExtractionFailed,
+    ExtractionTimeout,
+    KernelBusy,
+    KernelNotFound,
+    ModelFailure,
+    ModelNotAllowed,
+    Superseded,
+)
+from .kernels import KernelLink, KernelPool, KernelSource
+
+log = logging.getLogger(__name__)
+
+# Backends kept at once (see AnalysisService._backend).
+MAX_BACKENDS = 16
+
+# Added to llm_timeout for the service's own guard around a backend call.
+LLM_TIMEOUT_GRACE_S = 5.0
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Everything that selects one backend instance (the key of the backend cache): the model, its
+    sampling, and the prompt settings the backend builds its prompts with."""
+
+    model: str
+    votes: int
+    temperature: float
+    categories: str
+    runtime: bool
+    docs: bool
+
+
+ExtractFn = Callable[[Any, str, dict[str, Any], float], Awaitable[dict[str, Any]]]
+RenderFn = Callable[[dict[str, Any], str], str]
+CheckFn = Callable[[str, dict[str, Any]], list[Finding]]
+DocsFn = Callable[[list[dict[str, Any]]], str]
+BackendFactory = Callable[[ModelSpec], Backend]
+
+
+@dataclass
+class Parts:
+    """The collaborators of the service. Every callable raises only the errors of this module."""
+
+    extract: ExtractFn
+    render: RenderFn
+    check: CheckFn
+    render_docs: DocsFn
+    make_backend: BackendFactory
+
+
+def default_parts(config: ServiceConfig) -> Parts:
+    """The real parts. Imported here, not at module import, so the server starts without litellm's
+    multi-second import and the service stays testable while a part is still being written."""
+    from .. import runtime_text
+    from ..checks import check as run_checks
+    from ..prompt import render_docs
+    from . import payload
+
+    async def extract(kc: Any, source: str, options: dict[str, Any], timeout: float) -> dict[str, Any]:
+        try:
+            return await payload.extract(kc, source, options, timeout)
+        except payload.KernelTimeout as exc:
+            raise ExtractionTimeout(f"the kernel did not answer the probe within {timeout:g} s") from exc
+        except payload.KernelDead as exc:
+            raise KernelNotFound(f"the kernel died or is restarting: {exc}") from exc
+        except payload.ProbeError as exc:
+            raise ExtractionFailed(f"the runtime probe failed in the kernel: {exc}") from exc
+
+    def check(source: str, runtime: dict[str, Any]) -> list[Finding]:
+        findings: list[Finding] = run_checks(source, runtime)
+        return findings
+
+    def make_backend(spec: ModelSpec) -> Backend:
+        from ..llm.factory import make_backend as factory
+
+        litellm()  # called in a thread: the backend's first predict must not import it
+        backend = factory(
+            "litellm",
+            model=spec.model,
+            api_base=config.api_base or None,
+            api_key=config.api_key.get_secret_value() if config.api_key else None,
+            response_format=config.response_format,
+            votes=spec.votes,
+            temperature=spec.temperature,
+            timeout=config.llm_timeout,
+            runtime=spec.runtime,
+            categories=spec.categories,
+            docs=spec.docs,
+            max_prompt_tokens=config.token_budget,
+        )
+        assert backend is not None  # only the "none" backend is None
+        return _TranslatedBackend(backend)
+
+    return Parts(
+        extract=extract,
+        render=runtime_text.render,
+        check=check,
+        render_docs=render_docs,
+        make_backend=make_backend,
+    )
+
+
+class _TranslatedBackend:
+    """Turns the LLM layer's typed errors into `ModelFailure`, so the service knows one error type."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    async def predict(self, request: PredictionRequest) -> Verdict:
+        from ..llm.errors import LLMError
+
+        try:
+            return await self.inner.predict(request)
+        except LLMError as exc:
+            raise ModelFailure(str(getattr(exc, "kind", "unknown")), str(exc)) from exc
+
+
+@dataclass
+class _Effective:
+    model: str | None
+    categories: str
+    runtime: bool
+    docs: bool
+    votes: int
+    temperature: float
+    max_columns: int
+
+
+class AnalysisService:
+    """Analyzes cells against live kernels. One instance per server."""
+
+    def __init__(
+        self,
+        config: ServiceConfig,
+        kernels: KernelSource,
+        parts: Parts | None = None,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self.config = config
+        self.pool = KernelPool(kernels)
+        self._parts = parts
+        self.log = logger or log
+        self._backends: dict[ModelSpec, Backend] = {}
+        self._inflight: dict[tuple[str, str], asyncio.Task[AnalyzeResult]] = {}
+        self._superseded: set[asyncio.Task[AnalyzeResult]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @property
+    def parts(self) -> Parts:
+        if self._parts is None:
+            self._parts = default_parts(self.config)
+        return self._parts
+
+    def prune(self) -> int:
+        """Drop the clients of kernels that went away or restarted; returns how many were dropped."""
+        return self.pool.prune()
+
+    # -- entry point ------------------------------------------------------------------------------
+
+    async def analyze(self, request: AnalyzeRequest) -> AnalyzeResult:
+        """Analyze one cell. Raises `AnalysisError` subclasses, or `Superseded` when a newer request
+        for the same (kernel_id, cell_id) replaced this one."""
+        eff = self.effective(request.settings)  # refuse a disallowed model before any work
+        task = asyncio.ensure_future(self._analyze(request, eff))
+        self._tasks.add(task)
+        key = (request.kernel_id, request.cell_id) if request.cell_id else None
+        if key is not None:
+            older = self._inflight.get(key)
+            if older is not None and not older.done():
+                self._superseded.add(older)
+                older.cancel()
+            self._inflight[key] = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if task in self._superseded:
+                raise Superseded() from None
+            raise
+        finally:
+            self._tasks.discard(task)
+            self._superseded.discard(task)
+            if key is not None and self._inflight.get(key) is task:
+                del self._inflight[key]
+
+    def effective(self, settings: AnalyzeSettings) -> _Effective:
+        """Request overrides over server defaults; refuses models outside the allow-list."""
+        cfg = self.config
+        model = settings.model if settings.model is not None else (cfg.model or None)
+        if settings.model is not None and settings.model not in cfg.allowed():
+            allowed = ", ".join(cfg.allowed()) or "none configured"
+            raise ModelNotAllowed(
+                f"model {settings.model!r} is not allowed on this server (allowed: {allowed}); "
+                "an administrator can add it to c.CraneExtension.allowed_models"
+            )
+        return _Effective(
+            model=model,
+            categories=settings.categories if settings.categories is not None else cfg.categories,
+            runtime=settings.runtime if settings.runtime is not None else True,
+            docs=settings.docs if settings.docs is not None else cfg.docs,
+            votes=settings.votes if settings.votes is not None else cfg.votes,
+            temperature=settings.temperature if settings.temperature is not None else cfg.temperature,
+            max_columns=settings.max_columns if settings.max_columns is not None else cfg.max_columns,
+        )
+
+    async def _analyze(self, request: AnalyzeRequest, eff: _Effective) -> AnalyzeResult:
+        started = time.perf_counter()
+        link = await self.pool.link(request.kernel_id)
+
+        options = {
+            "max_columns": eff.max_columns,
+            "probe_samples": self.config.probe_samples,
+            "docs": eff.docs,
+            "history": True,
+        }
+        try:
+            runtime, extraction_ms = await self._extract(link, request.source, options)
+        except ExtractionTimeout:
+            # The usual cause: user code started right after our busy check and the probe queued
+            # behind it. That is a busy kernel, not a broken one.
+            if getattr(link.kernel, "execution_state", None) == "busy":
+                raise KernelBusy("the kernel started running code") from None
+            raise
+
+        parts = self.parts
+        history = [c for c in runtime.get("history") or [] if isinstance(c, str)]
+        text = self._render(runtime, eff.categories)
+        # The browser needs the facts, not the notebook's own cells back.
+        shown = {k: v for k, v in runtime.items() if k != "history"}
+
+        def result(
+            status: AnalyzeStatus, verdict: Verdict | None, llm_ms: float = 0.0, **extra: Any
+        ) -> AnalyzeResult:
+            tokens = Tokens(
+                prompt=verdict.prompt_tokens if verdict else None,
+                completion=verdict.completion_tokens if verdict else None,
+            )
+            total_ms = (time.perf_counter() - started) * 1000
+            return AnalyzeResult(
+                status=status,
+                verdict=verdict,
+                runtime=shown,
+                runtime_text=text,
+                executed_cells=len(history),
+                model=eff.model,
+                tokens=tokens,
+                timing=Timing(extraction_ms=extraction_ms, llm_ms=llm_ms, total_ms=total_ms),
+                **extra,
+            )
+
+        # The checks parse the cell as IPython will (magics included) and report a syntax error as
+        # their only finding.
+        findings = self._check(request.source, runtime)
+        certain = policy.certain(findings)
+        if certain is not None and (certain.source == "syntax" or eff.model is not None):
+            return result("ok", certain)
+        if eff.model is None:
+            # Said beside a certain crash too: the user should know a model could tell more.
+            return result("no_model", policy.without_model(findings), hint=NO_MODEL_HINT)
+
+        docs_text = None
+        if eff.docs and runtime.get("docs"):
+            docs_text = parts.render_docs(runtime["docs"])
+        prediction = PredictionRequest(
+            executed_cells=history,
+            target_cell=request.source,
+            runtime_text=text if eff.runtime else None,
+            runtime=runtime,
+            docs_text=docs_text,
+        )
+        t1 = time.perf_counter()
+        try:
+            backend = await self._backend(
+                ModelSpec(eff.model, eff.votes, eff.temperature, eff.categories, eff.runtime, eff.docs)
+            )
+            # The backend has its own timeout; this one only guards against a backend that ignores it.
+            guard = self.config.llm_timeout + LLM_TIMEOUT_GRACE_S
+            llm = await asyncio.wait_for(backend.predict(prediction), guard)
+        except (ModelFailure, asyncio.TimeoutError) as exc:
+            failure = (
+                exc
+                if isinstance(exc, ModelFailure)
+                else ModelFailure("timeout", f"no answer within {self.config.llm_timeout:g} s")
+            )
+            self.log.warning("crane: model %s failed (%s)", eff.model, failure.kind)
+            return result(
+                "llm_error",
+                None,
+                (time.perf_counter() - t1) * 1000,
+                error=ErrorInfo(kind=failure.kind, message=failure.message),
+            )
+        llm_ms = (time.perf_counter() - t1) * 1000
+        verdict = policy.from_model(llm).model_copy(update={"model": eff.model})
+        return result("ok", verdict, llm_ms)
+
+    # The renderer and the checks only add to a verdict: a bug in either is logged and the analysis
+    # goes on without it, rather than costing the user the whole answer.
+
+    def _render(self, runtime: dict[str, Any], categories: str) -> str:
+        try:
+            return self.parts.render(runtime, categories)
+        except Exception:
+            self.log.exception("crane: rendering the runtime text failed")
+            return ""
+
+    def _check(self, source: str, runtime: dict[str, Any]) -> list[Finding]:
+        try:
+            return self.parts.check(source, runtime)
+        except Exception:
+            self.log.exception("crane: the deterministic checks failed")
+            return []
+
+    async def _extract(
+        self, link: KernelLink, source: str, options: dict[str, Any]
+    ) -> tuple[dict[str, Any], float]:
+        """The probe result and the kernel round trip in ms."""
+
+        async def probe(client: Any) -> tuple[dict[str, Any], float]:
+            started = time.perf_counter()
+            runtime = await self.parts.extract(client, source, options, self.config.extract_timeout)
+            return runtime, (time.perf_counter() - started) * 1000
+
+        return await self.pool.call(link, probe)
+
+    # -- models -----------------------------------------------------------------------------------
+
+    async def _backend(self, spec: ModelSpec) -> Backend:
+        backend = self._backends.get(spec)
+        if backend is None:
+            # In a thread: the first backend imports litellm, seconds the event loop must not stall.
+            try:
+                backend = await asyncio.to_thread(self.parts.make_backend, spec)
+            except ValueError as exc:  # the factory's word for a model string or option it refuses
+                raise ModelFailure("bad_request", str(exc)) from exc
+            backend = self._backends.setdefault(spec, backend)
+            # Requests choose temperature, votes and categories: keep the most recent few backends
+            # (each holds a verdict cache), not one per combination ever asked for.
+            while len(self._backends) > MAX_BACKENDS:
+                del self._backends[next(iter(self._backends))]
+        return backend
+
+    async def close(self) -> None:
+        """Cancel the analyses in flight and close every kernel client."""
+        pending = list(self._tasks)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        await self.pool.close()
+        self._backends.clear()

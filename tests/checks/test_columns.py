@@ -1,0 +1,129 @@
+"""Missing columns, dict keys and string indices, judged on real objects through the real probe."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from support import Checker
+
+from crane_jupyterlab.checks import check
+from crane_jupyterlab.kernel import run as probe
+
+pd = pytest.importorskip("pandas")
+np = pytest.importorskip("numpy")
+
+
+@pytest.fixture
+def ns() -> dict[str, Any]:
+    train = pd.DataFrame({"PassengerId": [1, 2, 3], " Age": [22.0, None, 30.0], "Survived": [0, 1, 1]})
+    return {
+        "pd": pd,
+        "np": np,
+        "train": train,
+        "hist": {"loss": [0.5], "accuracy": [0.7]},
+        "arr": np.zeros((3, 2)),
+        "user_fn": lambda df: df,
+    }
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "train['Age'].describe()",
+        "train['Age'] = train['Age'].fillna(0)",  # the read runs before the assignment
+        "train[['PassengerId', 'Age']]",
+        "x = train.drop(columns=['Cabin'])",
+        "x = train.drop(['Cabin'], axis=1)",
+        "train['Age'] += 1",
+        "hist['acc']",
+        "arr['id']",
+        "arr['id'] = 1",
+    ],
+)
+def test_missing_keys_are_crashes(ns: dict[str, Any], source: str, rules: Checker) -> None:
+    assert rules(source, ns) == ["missing-key"]
+    with pytest.raises((KeyError, IndexError, ValueError, TypeError)):  # and it really does crash
+        exec(source, ns)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "train[' Age'].describe()",
+        "train['Age'] = 1\ntrain['Age'].describe()",  # created first
+        "train = pd.DataFrame({'Age': [1]})\ntrain['Age']",  # reassigned: unknown frame
+        "user_fn(train)\ntrain['Age']",  # user code may have added the column
+        "train.insert(0, 'Age', 1)\ntrain['Age']",  # unknown method: may mutate
+        "if 'Age' in train:\n    train['Age']",
+        "try:\n    train['Age']\nexcept KeyError:\n    pass",
+        "col = 'Age'\ntrain[col]",  # dynamic key
+        "x = train.drop(columns=['Cabin'], errors='ignore')",
+        "x = train.drop(['Cabin'])",  # axis=0: row labels, not columns
+        "hist['loss']",
+        "y = hist.get('acc')",
+        "arr[0]",
+    ],
+)
+def test_silent_when_not_certain(ns: dict[str, Any], source: str, rules: Checker) -> None:
+    assert rules(source, ns) == []
+
+
+def test_message_and_evidence_name_the_column(ns: dict[str, Any]) -> None:
+    source = "train['Age'].describe()"
+    (finding,) = check(source, probe.run(source, {}, namespace=ns))
+    assert "KeyError" in finding.message and "'Age'" in finding.message and finding.line == 1
+    assert any("Age" in e for e in finding.evidence)
+
+
+def test_wide_frames_use_the_probes_live_lookup(rules: Checker) -> None:
+    wide = pd.DataFrame({f"c{i}": [i] for i in range(300)})  # more columns than the probe lists
+    assert rules("wide['nope']", {"wide": wide}) == ["missing-key"]
+    assert rules("wide['c299']", {"wide": wide}) == []
+
+
+def test_multiindex_columns_are_not_misread(rules: Checker) -> None:
+    frame = pd.DataFrame([[1, 2]], columns=pd.MultiIndex.from_tuples([("a", "x"), ("a", "y")]))
+    assert rules("frame['a']", {"frame": frame}) == []
+
+
+def test_merge_of_numbers_with_strings(rules: Checker) -> None:
+    orders = pd.DataFrame({"customer_id": [1, 2], "amount": [3.0, 4.0]})
+    customers = pd.DataFrame({"customer_id": ["1", "2"], "segment": ["a", "b"]}).astype(
+        {"customer_id": "str"}
+    )
+    ns = {"pd": pd, "orders": orders, "customers": customers, "ok": orders.rename(columns={"amount": "x"})}
+    source = "m = orders.merge(customers, on='customer_id')"
+    (finding,) = check(source, probe.run(source, {}, namespace=ns))
+    assert finding.rule == "merge-dtypes" and "customer_id" in finding.message
+    with pytest.raises(ValueError):
+        exec(source, ns)
+    assert rules("m = orders.merge(ok, on='customer_id')", ns) == []
+    assert rules("m = pd.merge(orders, ok, on='customer_id')", ns) == []
+
+
+def test_seaborn_variable_naming_no_column() -> None:
+    sns = pytest.importorskip("seaborn")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    train = pd.DataFrame({"age": [22.0, 38.0, 26.0], "survived": [0, 1, 1]})
+    ns = {"sns": sns, "train": train, "indexed": train.set_index("survived")}
+    for source in (
+        "sns.histplot(data=train, x='Age', hue='survived')",
+        "sns.histplot(train, x='age', hue='Survived')",  # data positional (seaborn >= 0.12)
+        "sns.catplot(data=train, x='age', col='sex')",
+    ):
+        result = probe.run(source, {}, namespace=ns)
+        (finding,) = check(source, result)
+        assert finding.rule == "missing-key" and finding.message.startswith("ValueError: Could not interpret")
+        with pytest.raises(ValueError):
+            exec(source, dict(ns))
+    for source in (
+        "sns.histplot(data=train, x='age', hue='survived')",
+        "sns.histplot(data=indexed, x='age', hue='survived')",  # an index level's name is accepted
+        "try:\n    sns.histplot(data=train, x='Age')\nexcept ValueError:\n    pass",
+        "train = train.rename(columns={'age': 'Age'})\nsns.histplot(data=train, x='Age')",
+    ):
+        assert check(source, probe.run(source, {}, namespace=ns)) == [], source
+        exec(source, dict(ns))
