@@ -51,10 +51,14 @@ def render(result: dict[str, Any], categories: str = "SRV") -> str:
 
 def _modules(mods: list[Any], cats: frozenset[str]) -> str:
     parts = []
+    shown: set[str] = set()
     for m in mods:
         if not isinstance(m, dict):
             continue
         text = str(m.get("module") or m.get("name"))
+        if text in shown:
+            continue  # a second alias of the same library
+        shown.add(text)
         if "R" in cats and m.get("version"):
             text += f" {m['version']}"
         if m.get("imported") is False:

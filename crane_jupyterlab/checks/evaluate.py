@@ -44,6 +44,8 @@ NUMPY_TO_TORCH_DTYPE = {
 }  # fmt: skip
 TORCH_CASTS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
                "bool": "bool"}  # fmt: skip
+# Loss modules the cell may build with their defaults (the cross-entropy rule reads them).
+TORCH_PLAIN_LOSSES = frozenset({"CrossEntropyLoss", "NLLLoss"})
 TORCH_TENSOR_TYPES = {"FloatTensor": "float32", "DoubleTensor": "float64", "LongTensor": "int64",
                       "IntTensor": "int32"}  # fmt: skip
 
@@ -204,7 +206,9 @@ class Evaluator:
         assert isinstance(node.slice, ast.Slice)
         value = node.value
         positional = isinstance(value, ast.Attribute) and value.attr == "iloc"
-        base = self.value_of(value.value if isinstance(value, ast.Attribute) and positional else value, site, depth + 1)
+        base = self.value_of(
+            value.value if isinstance(value, ast.Attribute) and positional else value, site, depth + 1
+        )
         if base is None or not isinstance(node.ctx, ast.Load):
             return None
         if positional and not (base.is_frame or base.is_series):
@@ -381,6 +385,10 @@ class Evaluator:
             if x is not None and x.shape is not None and (x.is_ndarray or x.is_frame or x.is_series):
                 return _as_array(x, expr)
             return None
+        if top == "torch" and name in TORCH_PLAIN_LOSSES and not args and not node.keywords:
+            # `criterion = nn.CrossEntropyLoss()`: default settings (no weight, no ignore_index)
+            return ObjInfo(expr=expr, type=f"torch.nn.modules.loss.{name}", user_code=False,
+                           derived=f"{expr} in this cell")  # fmt: skip
         if top == "torch" and len(args) == 1:
             x = self.value_of(args[0], site, depth + 1)
             if x is None or x.shape is None or not (x.is_ndarray or x.is_tensor):
@@ -421,7 +429,13 @@ class Evaluator:
             return None
         dtype = _kwarg(node, "dtype")
         dtype_name = _dtype_name(dtype) if dtype is not None else ("float64" if name != "full" else None)
-        return ObjInfo(expr=expr, type="numpy.ndarray", shape=list(dims), dtype=dtype_name, derived=f"{expr} in this cell")
+        return ObjInfo(
+            expr=expr,
+            type="numpy.ndarray",
+            shape=list(dims),
+            dtype=dtype_name,
+            derived=f"{expr} in this cell",
+        )
 
     def split_part(self, name: str, site: Site, depth: int = 0) -> ObjInfo | None:
         """`X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=...)`: each part has

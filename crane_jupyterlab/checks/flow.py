@@ -55,7 +55,7 @@ PURE_METHODS = frozenset(
         # estimators and models: inference only
         "predict", "predict_proba", "predict_log_proba", "decision_function", "transform", "score",
         "get_params", "get_feature_names_out", "summary", "evaluate", "count_params", "get_layer",
-        "get_weights", "parameters", "named_parameters", "state_dict", "children", "modules",
+        "get_weights", "parameters", "named_parameters", "state_dict", "children", "modules", "eval",
     }
 )  # fmt: skip
 
@@ -638,11 +638,14 @@ class _Walker:
         if isinstance(func, ast.Name) and func.id in DYNAMIC_BUILTINS:
             return True
         if name is None:
-            return True  # e.g. `(lambda: ...)()`, `fns[0]()`
-        if name == "get_ipython":
+            # `(y > 3).astype(int)`: a method of a value computed from library objects only runs
+            # library code; anything else (`(lambda: ...)()`, `fns[0]()`) may run the user's
+            if not (isinstance(func, ast.Attribute) and self.library_expr(func.value)):
+                return True
+        elif name == "get_ipython":
             # `get_ipython()` only returns the shell; %run, %store -r, %pylab can define anything.
             return not (isinstance(func, ast.Name) or _harmless_magic(call))
-        if not self.library_name(name):
+        elif not self.library_name(name):
             return True
         # A user callable handed to a library (df.apply(func), map(f, xs)) runs too.
         for arg in [*call.args, *(kw.value for kw in call.keywords)]:

@@ -64,7 +64,8 @@ def _call_checks(scan: _Scanner, ns: dict[str, Any], ctx: _Ctx) -> list[dict[str
             continue
         for style in call.pos_strings[:3]:
             entry = _entry(f"{_ops_text(call.root, call.ops)}({style!r})", "matplotlib style")
-            ok = style in available or "/" in style or "." in style
+            # "default" restores rcParamsDefault; dotted names are package styles, slashes paths/URLs
+            ok = style in available or style == "default" or "/" in style or "." in style
             entry["facts"].append(_fact("V", "available", ok))
             if not ok:
                 entry["missing"] = True
@@ -195,7 +196,9 @@ def _keras_leftovers(cls: Any, keywords: list[str]) -> tuple[str, str] | None:
         if sig is None:
             return None
         own = own or sig
-        accepted.update(p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+        accepted.update(
+            p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        )
     if own is None or not any(p.kind is p.VAR_KEYWORD for p in own.parameters.values()):
         return None
     leftover = [k for k in keywords if k not in accepted]

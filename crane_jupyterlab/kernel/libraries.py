@@ -17,7 +17,16 @@ def _modules(module_names: list[tuple[str, Any]], scan: _Scanner, ctx: _Ctx) -> 
     seen: set[str] = set()
 
     def add(alias: str, top: str) -> None:
-        if top in seen or not top:
+        if not top:
+            return
+        if top in seen:
+            # Another alias of a library already listed (`from keras import layers` beside `keras`):
+            # listed too, so the checks know the name holds library code.
+            first = next((m for m in out if m["module"] == top), None)
+            if alias and first is not None and all(m["name"] != alias for m in out):
+                out.append(
+                    {"name": alias, "module": top, "version": first.get("version"), "alias_of": first["name"]}
+                )
             return
         mod = sys.modules.get(top)
         version = _module_dict(mod).get("__version__") if mod is not None else None

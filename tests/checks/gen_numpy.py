@@ -24,7 +24,13 @@ SPECS = [
             State("fits", "$A = np.ones(($n, 4))\n$B = np.ones((4, 3))", crash=False),
             State("fits-vector", "$A = np.ones(($n, 5))\n$B = np.ones(5)", crash=False),
         ],
-        forms=["$A @ $B", "np.dot($A, $B)", "$A.dot($B)", "scores = $A @ $B\nscores.shape", "np.matmul($A, $B)"],
+        forms=[
+            "$A @ $B",
+            "np.dot($A, $B)",
+            "$A.dot($B)",
+            "scores = $A @ $B\nscores.shape",
+            "np.matmul($A, $B)",
+        ],
         namings=NAMINGS,
     ),
     Spec(
@@ -37,7 +43,13 @@ SPECS = [
             State("broadcasts", "$A = np.ones(($n, 3))\n$B = np.ones(3)", crash=False),
             State("same", "$A = np.ones(($n, 3))\n$B = np.zeros(($n, 3))", crash=False),
         ],
-        forms=["$A + $B", "$A - $B", "($A * $B).sum()", "diff = $A / ($B + 1)\ndiff.mean()", "np.abs($A - $B).max()"],
+        forms=[
+            "$A + $B",
+            "$A - $B",
+            "($A * $B).sum()",
+            "diff = $A / ($B + 1)\ndiff.mean()",
+            "np.abs($A - $B).max()",
+        ],
         namings=NAMINGS,
     ),
     Spec(
@@ -94,6 +106,7 @@ SPECS = [
         forms=["$A /= 255.0", "$A /= $A.max() + 1", "$A *= 0.5", "$A -= 0.5"],
         namings=NAMINGS,
         flows=tuple(f.name for f in FLOWS if f.name != "function"),  # (a function would make $A local)
+        # (repeating `X /= 255.0` in a loop is still the same crash)
     ),
     Spec(
         rule="bad-value",

@@ -21,7 +21,11 @@ SPECS = [
         states=[
             State("renamed", FRAME % "'age_years': np.arange($n) % 80", crash=True),
             State("other-case", FRAME % "'age': np.arange($n) % 80", crash=True),
-            State("dropped-before", FRAME % "'Age': np.arange($n) % 80" + "\n$df = $df.drop(columns=['Age'])", crash=True),
+            State(
+                "dropped-before",
+                FRAME % "'Age': np.arange($n) % 80" + "\n$df = $df.drop(columns=['Age'])",
+                crash=True,
+            ),
             State("present", FRAME % "'Age': np.arange($n) % 80", crash=False),
             State("present-float", FRAME % "'Age': np.arange($n) * 0.5", crash=False),
         ],
@@ -50,16 +54,36 @@ SPECS = [
         generator="pandas-merge-dtypes",
         common=COMMON,
         states=[
-            State("str-key", "$df = pd.DataFrame({'key': np.arange($n) % 7, 'v': np.arange($n)})\n"
-                  "$other = pd.DataFrame({'key': [str(i) for i in range(7)], 'w': range(7)})", crash=True),
-            State("str-key-left", "$df = pd.DataFrame({'key': [str(i % 7) for i in range($n)], 'v': np.arange($n)})\n"
-                  "$other = pd.DataFrame({'key': np.arange(7), 'w': range(7)})", crash=True),
-            State("read-as-text", "import io\n$df = pd.DataFrame({'key': np.arange($n) % 7, 'v': np.arange($n)})\n"
-                  "$other = pd.read_csv(io.StringIO('key,w\\n1,2\\n3,4'), dtype=str)", crash=True),
-            State("same-int", "$df = pd.DataFrame({'key': np.arange($n) % 7, 'v': np.arange($n)})\n"
-                  "$other = pd.DataFrame({'key': np.arange(7), 'w': range(7)})", crash=False),
-            State("same-str", "$df = pd.DataFrame({'key': [str(i % 7) for i in range($n)], 'v': np.arange($n)})\n"
-                  "$other = pd.DataFrame({'key': [str(i) for i in range(7)], 'w': range(7)})", crash=False),
+            State(
+                "str-key",
+                "$df = pd.DataFrame({'key': np.arange($n) % 7, 'v': np.arange($n)})\n"
+                "$other = pd.DataFrame({'key': [str(i) for i in range(7)], 'w': range(7)})",
+                crash=True,
+            ),
+            State(
+                "str-key-left",
+                "$df = pd.DataFrame({'key': [str(i % 7) for i in range($n)], 'v': np.arange($n)})\n"
+                "$other = pd.DataFrame({'key': np.arange(7), 'w': range(7)})",
+                crash=True,
+            ),
+            State(
+                "read-as-text",
+                "import io\n$df = pd.DataFrame({'key': np.arange($n) % 7, 'v': np.arange($n)})\n"
+                "$other = pd.read_csv(io.StringIO('key,w\\n1,2\\n3,4'), dtype=str)",
+                crash=True,
+            ),
+            State(
+                "same-int",
+                "$df = pd.DataFrame({'key': np.arange($n) % 7, 'v': np.arange($n)})\n"
+                "$other = pd.DataFrame({'key': np.arange(7), 'w': range(7)})",
+                crash=False,
+            ),
+            State(
+                "same-str",
+                "$df = pd.DataFrame({'key': [str(i % 7) for i in range($n)], 'v': np.arange($n)})\n"
+                "$other = pd.DataFrame({'key': [str(i) for i in range(7)], 'w': range(7)})",
+                crash=False,
+            ),
         ],
         forms=[
             "$df.merge($other, on='key')",
@@ -75,13 +99,30 @@ SPECS = [
         generator="pandas-text-to-number",
         common=COMMON,
         states=[
-            State("thousands", "$df = pd.DataFrame({'Installs': ['1,000+', '500', '10'] * ($n // 3) + ['7'] * ($n % 3)})", crash=True),
-            State("mostly-numbers", "vals = [str(i) for i in range($n)]\nvals[3] = 'Varies with device'\n"
-                  "$df = pd.DataFrame({'Installs': vals})", crash=True),
-            State("rare-text", "vals = [str(i) for i in range(60_000)]\nvals[30_001] = 'Varies with device'\n"
-                  "$df = pd.DataFrame({'Installs': vals})", crash=True, certain=None),
+            State(
+                "thousands",
+                "$df = pd.DataFrame({'Installs': ['1,000+', '500', '10'] * ($n // 3) + ['7'] * ($n % 3)})",
+                crash=True,
+            ),
+            State(
+                "mostly-numbers",
+                "vals = [str(i) for i in range($n)]\nvals[3] = 'Varies with device'\n"
+                "$df = pd.DataFrame({'Installs': vals})",
+                crash=True,
+            ),
+            State(
+                "rare-text",
+                "vals = [str(i) for i in range(60_000)]\nvals[30_001] = 'Varies with device'\n"
+                "$df = pd.DataFrame({'Installs': vals})",
+                crash=True,
+                certain=None,
+            ),
             State("currency", "$df = pd.DataFrame({'Installs': ['$$12.5', '$$3'] * ($n // 2)})", crash=True),
-            State("object-mixed", "vals = list(range($n))\nvals[3] = 'n/a?'\n$df = pd.DataFrame({'Installs': pd.Series(vals, dtype=object)})", crash=True),
+            State(
+                "object-mixed",
+                "vals = list(range($n))\nvals[3] = 'n/a?'\n$df = pd.DataFrame({'Installs': pd.Series(vals, dtype=object)})",
+                crash=True,
+            ),
             State("clean-text", "$df = pd.DataFrame({'Installs': [str(i) for i in range($n)]})", crash=False),
             State("numbers", "$df = pd.DataFrame({'Installs': np.arange($n) * 1.5})", crash=False),
         ],
@@ -100,10 +141,22 @@ SPECS = [
         generator="pandas-nan-to-int",
         common=COMMON,
         states=[
-            State("nan", "$df = pd.DataFrame({'Year': np.where(np.arange($n) % 5 == 0, np.nan, 2000.0 + np.arange($n) % 20)})", crash=True),
-            State("one-nan", "y = 2000.0 + np.arange($n) % 20\ny[-1] = np.nan\n$df = pd.DataFrame({'Year': y})", crash=True),
+            State(
+                "nan",
+                "$df = pd.DataFrame({'Year': np.where(np.arange($n) % 5 == 0, np.nan, 2000.0 + np.arange($n) % 20)})",
+                crash=True,
+            ),
+            State(
+                "one-nan",
+                "y = 2000.0 + np.arange($n) % 20\ny[-1] = np.nan\n$df = pd.DataFrame({'Year': y})",
+                crash=True,
+            ),
             State("no-nan", "$df = pd.DataFrame({'Year': 2000.0 + np.arange($n) % 20})", crash=False),
-            State("filled", "$df = pd.DataFrame({'Year': np.where(np.arange($n) % 5 == 0, np.nan, 2000.0)})\n$df['Year'] = $df['Year'].fillna(0)", crash=False),
+            State(
+                "filled",
+                "$df = pd.DataFrame({'Year': np.where(np.arange($n) % 5 == 0, np.nan, 2000.0)})\n$df['Year'] = $df['Year'].fillna(0)",
+                crash=False,
+            ),
         ],
         forms=[
             "$df['Year'].astype(int)",

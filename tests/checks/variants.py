@@ -113,15 +113,33 @@ FLOWS: tuple[Flow, ...] = (
     Flow("conditional", _expr_only("out = @ if len(items) else None"), setup="items = [1, 2]"),
     Flow("while", lambda c: "while True:\n" + _indent(c) + "\n    break"),
     # flows the checks cannot (or must not) be sure of
-    Flow("untaken-branch", lambda c: "if len(items) > 10:\n" + _indent(c), runs=False, certain=False,
-         setup="items = [3, 1, 2]"),  # fmt: skip
-    Flow("swallowed", lambda c: "try:\n" + _indent(c) + "\nexcept Exception:\n    pass", runs=False,
-         certain=False),  # fmt: skip
-    Flow("unknown-branch", lambda c: "import random\nif random.random() > 2:\n" + _indent(c), runs=False,
-         certain=False),  # fmt: skip
+    Flow(
+        "untaken-branch",
+        lambda c: "if len(items) > 10:\n" + _indent(c),
+        runs=False,
+        certain=False,
+        setup="items = [3, 1, 2]",
+    ),  # fmt: skip
+    Flow(
+        "swallowed",
+        lambda c: "try:\n" + _indent(c) + "\nexcept Exception:\n    pass",
+        runs=False,
+        certain=False,
+    ),  # fmt: skip
+    Flow(
+        "unknown-branch",
+        lambda c: "import random\nif random.random() > 2:\n" + _indent(c),
+        runs=False,
+        certain=False,
+    ),  # fmt: skip
     Flow("function", lambda c: "def step():\n" + _indent(c) + "\n\nstep()", certain=False),
 )
 FLOW_BY_NAME = {f.name: f for f in FLOWS}
+# Flows that run the target at most once, at top level: for targets that change state (`del x`,
+# `lst.remove(v)`, `x /= 2`), which a second loop iteration or a function's local scope would change.
+ONCE = tuple(
+    f.name for f in FLOWS if not f.name.startswith("for-") and f.name not in ("comprehension", "function")
+)
 
 
 # ----- expansion -----------------------------------------------------------------------------------------
@@ -180,7 +198,9 @@ def expand(spec: Spec) -> list[Variant]:
                             setup=tuple(setup),
                             cell=cell,
                             crash=crash,
-                            certain=flow.certain if state.certain is not None else (None if flow.certain else False),
+                            certain=flow.certain
+                            if state.certain is not None
+                            else (None if flow.certain else False),
                         )
                     )
     out: list[Variant] = []
@@ -214,8 +234,12 @@ def _key(v: Variant) -> str:
     return hashlib.sha256(json.dumps([v.setup, v.cell]).encode()).hexdigest()[:24]
 
 
+# Bump when the worker changes how it runs a variant (its outcomes are cached by probe version).
+WORKER_VERSION = 2
+
+
 def _cache_dir() -> Path:
-    path = Path(tempfile.gettempdir()) / "crane-variants" / _probe_hash()
+    path = Path(tempfile.gettempdir()) / "crane-variants" / f"{_probe_hash()}-w{WORKER_VERSION}"
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -243,7 +267,13 @@ def execute(variants: Iterable[Variant], jobs: int = 1, timeout: float = 900) ->
             env = dict(os.environ, MPLBACKEND="Agg", CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="3",
                        PYTHONWARNINGS="ignore", PYTHONPATH=str(ROOT))  # fmt: skip
             proc = subprocess.Popen(
-                [sys.executable, str(HERE / "variants.py"), "--worker", str(job / "in.json"), str(job / "out.json")],
+                [
+                    sys.executable,
+                    str(HERE / "variants.py"),
+                    "--worker",
+                    str(job / "in.json"),
+                    str(job / "out.json"),
+                ],
                 env=env,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -405,7 +435,9 @@ def main(argv: Sequence[str]) -> int:
         return 0
     import argparse
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rules", help="comma-separated generator names or rule ids")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("-v", "--verbose", action="store_true", help="list every variant that fails")

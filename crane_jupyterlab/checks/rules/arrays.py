@@ -74,7 +74,12 @@ def _matmul(ctx: CellContext, site: Site, node: ast.expr) -> Finding | None:
                 pair, what = (node.args[0], node.args[1]), "np.dot"
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "matmul":
         path = ctx.class_path(node.func, site)
-        if path is not None and path.split(".")[0] in ("numpy", "torch") and len(node.args) == 2 and not node.keywords:
+        if (
+            path is not None
+            and path.split(".")[0] in ("numpy", "torch")
+            and len(node.args) == 2
+            and not node.keywords
+        ):
             pair, what = (node.args[0], node.args[1]), "@"
     if pair is None:
         return None
@@ -222,7 +227,9 @@ def _reshape(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
         dims_nodes = list(call.args)
         if target is not None and target.is_ndarray and func.attr == "view":
             return None  # ndarray.view(dtype) reinterprets, it does not reshape
-        if call.keywords and not (target is not None and target.is_ndarray and [k.arg for k in call.keywords] == ["order"]):
+        if call.keywords and not (
+            target is not None and target.is_ndarray and [k.arg for k in call.keywords] == ["order"]
+        ):
             return None
     else:
         return None
@@ -272,7 +279,11 @@ def _imshow(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     """`plt.imshow(x)` / `ax.imshow(x)`: matplotlib takes (M, N), (M, N, 1), (M, N, 3) or (M, N, 4)
     ("Invalid shape (3, 32, 32) for image data": a channels-first tensor)."""
     func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "imshow") or not call.args or has_star_args(call):
+    if (
+        not (isinstance(func, ast.Attribute) and func.attr == "imshow")
+        or not call.args
+        or has_star_args(call)
+    ):
         return None
     image = _array(ctx, call.args[0], site)
     if image is None or image.shape is None or not _is_axes_call(ctx, site, func):

@@ -392,12 +392,28 @@ def _numpy_of_grad(ctx: CellContext, site: Site, call: ast.Call) -> Finding | No
 
 
 def _inside_with(tree: ast.Module, target: ast.AST) -> bool:
+    """Whether a `with` block that may change autograd or dtypes (anything but the contexts known to
+    leave computation alone, such as warnings.catch_warnings) encloses `target`."""
     for node in ast.walk(tree):
         if isinstance(node, (ast.With, ast.AsyncWith)) and any(
             sub is target for stmt in node.body for sub in ast.walk(stmt)
         ):
-            return True
+            if not all(_leaves_computation(item.context_expr) for item in node.items):
+                return True
     return False
+
+
+def _leaves_computation(expr: ast.expr) -> bool:
+    func = expr.func if isinstance(expr, ast.Call) else expr
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return last in (
+        "catch_warnings",
+        "open",
+        "tqdm",
+        "redirect_stdout",
+        "redirect_stderr",
+        "TemporaryDirectory",
+    )
 
 
 def _not_compiled(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
@@ -405,7 +421,12 @@ def _not_compiled(ctx: CellContext, site: Site, call: ast.Call) -> Finding | Non
     ValueError ("You must call `compile()` before using the model"). The model is a kernel model whose
     `compiled` fact is false, or one this cell builds and has not touched since (no compile call)."""
     func = call.func
-    if not isinstance(func, ast.Attribute) or func.attr not in ("fit", "evaluate", "train_on_batch", "test_on_batch"):
+    if not isinstance(func, ast.Attribute) or func.attr not in (
+        "fit",
+        "evaluate",
+        "train_on_batch",
+        "test_on_batch",
+    ):
         return None
     model = ctx.value_of(func.value, site)
     how = ""
@@ -442,7 +463,12 @@ def check(ctx: CellContext) -> Iterator[Finding]:
         assert isinstance(call, ast.Call)
         finding: Finding | None = _not_compiled(ctx, site, call)
         func = call.func
-        if finding is None and isinstance(func, ast.Attribute) and func.attr in KERAS_DATA_METHODS and not has_star_args(call):
+        if (
+            finding is None
+            and isinstance(func, ast.Attribute)
+            and func.attr in KERAS_DATA_METHODS
+            and not has_star_args(call)
+        ):
             model = ctx.value_of(func.value, site)
             if model is not None and _is_keras_model(model) and not site.caught(("ValueError",)):
                 finding = _keras_input(ctx, site, call, model)
@@ -452,7 +478,11 @@ def check(ctx: CellContext) -> Iterator[Finding]:
                     finding = _keras_targets(ctx, site, call, model)
         if finding is None and not site.caught(("RuntimeError",)):
             model = ctx.value_of(func, site) if isinstance(func, (ast.Name, ast.Attribute)) else None
-            direct = model is not None and type_root(model.type) == "torch" and type_class(model.type) in TORCH_LAYERS
+            direct = (
+                model is not None
+                and type_root(model.type) == "torch"
+                and type_class(model.type) in TORCH_LAYERS
+            )
             if model is not None and (_is_torch_sequential(model) or direct):
                 finding = _torch_first_layer(ctx, site, call, model)
         if finding is None and not site.caught(("IndexError",)):

@@ -103,10 +103,15 @@ def _accessor(ctx: CellContext, site: Site, node: ast.Attribute) -> Finding | No
     if series.dtype.startswith(NUMERIC_DTYPE_PREFIXES):
         evidence = [f"{series.expr}.dtype = {series.dtype}"]
     elif node.attr == "dt" and series.dtype in ("str", "string", "object"):
-        text = [v for v in (series.examples or []) + (series.non_numeric_examples or []) if isinstance(v, str)]
+        text = [
+            v for v in (series.examples or []) + (series.non_numeric_examples or []) if isinstance(v, str)
+        ]
         if not text:
             return None
-        evidence = [f"{series.expr}.dtype = {series.dtype}", f"{series.expr} holds strings such as {text[0]!r}"]
+        evidence = [
+            f"{series.expr}.dtype = {series.dtype}",
+            f"{series.expr} holds strings such as {text[0]!r}",
+        ]
     else:
         return None
     return Finding(
@@ -187,7 +192,11 @@ def _size_parameter(ctx: CellContext, site: Site, call: ast.Call) -> Finding | N
             f"ValueError: {cls}({param}={value}) cannot be used on {x.expr} of shape {tuple(x.shape)}: "
             f"{param} must be at most {limit} (line {line_of(call)})."
         ),
-        evidence=[f"{x.expr}.shape = {tuple(x.shape)}", f"{param} = {value}", *([x.derived] if x.derived else [])],
+        evidence=[
+            f"{x.expr}.shape = {tuple(x.shape)}",
+            f"{param} = {value}",
+            *([x.derived] if x.derived else []),
+        ],
         line=line_of(call),
     )
 
