@@ -9,8 +9,10 @@ numpy, pandas, torch, tensorflow, keras, sklearn, scipy, PIL and matplotlib are 
 and never imported. The code must run on the oldest Python a kernel may have (`OLDEST_PYTHON`), which can
 be older than the server's.
 
-Entry point: `run.run(source, options, namespace)` describes what a cell will use; it never raises, never
-prints, never evaluates code from the cell, never consumes an iterator and leaves the user namespace
+Entry points: `trial.start/result/cancel` run the cell in a sandboxed fork of the kernel (trial.py,
+sandbox.py, hooks.py); `run.run(source, options, namespace)` describes what a cell will use; it never
+raises, never prints, never evaluates code from the cell, never consumes an iterator and leaves the user
+namespace
 untouched. User-defined properties, `__getattr__`, `__repr__`, `__len__` and `__eq__` are not called
 (map-style datasets are the one exception: sampling them is the point, and it runs under the time budget).
 
@@ -58,6 +60,9 @@ MANIFEST = (
     "envelope",
     "safe",
     "cell",
+    "sandbox",
+    "hooks",
+    "trial",
     "scan",
     "calls",
     "docs",
