@@ -45,8 +45,9 @@ class Guard:
             reason = handler(self, args)
         except Refused:
             raise
-        except Exception:
-            reason = None  # an argument we cannot read: the OS layer (if any) still stands
+        except Exception as exc:
+            # An argument we cannot read: below us the OS layer still stands; without one, refuse.
+            reason = None if self.os_layer else f"{event} (which the sandbox could not check: {exc!r:.80})"
         finally:
             self.active = True
         if reason:
@@ -67,8 +68,8 @@ class Guard:
         if path is None:
             return None
         base = os.getcwd()
-        if isinstance(dir_fd, int) and sys.platform.startswith("linux"):
-            base = os.readlink(f"/proc/self/fd/{dir_fd}")
+        if isinstance(dir_fd, int) and dir_fd >= 0 and sys.platform.startswith("linux"):
+            base = os.readlink(f"/proc/self/fd/{dir_fd}")  # -1 (or None) is the working directory
         return resolve(os.fsdecode(path), base)
 
     def file(self, op: str, path: Any, dir_fd: Any = None, exclusive: bool = False) -> str | None:

@@ -20,7 +20,7 @@ child ends with `os._exit` (no atexit handlers, no finalizers). It dies with the
 and lives in its own process group, so an interrupt of the kernel does not reach it.
 
 Outcome (models.TrialOutcome): `crashed` (exception, message, line, frames in the cell), `finished`,
-`blocked` (the sandbox refused a side effect, and the cell then raised or could not go on), `timed_out`,
+`blocked` (the sandbox refused a side effect, so the cell did not run as it will), `timed_out`,
 `out_of_memory`, `unavailable` (with the reason).
 """
 
@@ -99,14 +99,19 @@ def cancel(token: str | None = None) -> dict[str, Any]:
 
 
 def _options(options: dict[str, Any] | None) -> dict[str, Any]:
+    """The options with the defaults filled in; a value of the wrong type keeps the default, numbers are
+    clamped to their bounds."""
     opts = dict(DEFAULTS)
+    bounds = {"budget_s": (0.05, 3600.0), "memory_mb": (16, 1 << 20), "nice": (0, 19)}
     for key, value in (options or {}).items():
-        if key not in DEFAULTS or isinstance(value, bool) != isinstance(DEFAULTS[key], bool):
+        if key not in DEFAULTS:
             continue
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            low, high = {"budget_s": (0.05, 3600.0), "memory_mb": (16, 1 << 20), "nice": (0, 19)}[key]
-            value = min(max(value, low), high)
-        opts[key] = value
+        if isinstance(DEFAULTS[key], bool):
+            if isinstance(value, bool):
+                opts[key] = value
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            low, high = bounds[key]
+            opts[key] = type(DEFAULTS[key])(min(max(value, low), high))
     return opts
 
 
@@ -160,7 +165,10 @@ def _cannot_fork(opts: dict[str, Any]) -> str | None:
                 f"no OS sandbox on {sys.platform} (Landlock, seccomp and namespaces are Linux features); "
                 "an administrator may allow hooks-only trials (c.CraneExtension.trial_hooks_only = True)"
             )
-        return f"no OS sandbox for the {sys.platform}/{os.uname().machine} architecture"
+        return (
+            f"no OS sandbox for the {sys.platform}/{os.uname().machine} architecture; an administrator may "
+            "allow hooks-only trials (c.CraneExtension.trial_hooks_only = True)"
+        )
     return None
 
 
@@ -387,13 +395,17 @@ class _Trial:
             refused = outcome.pop("refused", False)
         else:
             outcome = _died(status, ready)
-        if refusals and outcome["status"] == "crashed":
+        # A refused side effect means the cell did not run as it will: neither its crash nor its end
+        # was observed, whatever the child saw next.
+        if refusals and outcome["status"] in ("crashed", "finished"):
             reason = f"the sandbox refused to {_list(refusals)}"
-            if not refused:  # the cell's own error came after: say which
+            if outcome["status"] == "finished":
+                reason += " (the cell went on to its end)"
+            elif not refused:  # the cell's own error came after: say which
                 raised = f"{outcome.get('exception')}: {outcome.get('message') or ''}".strip(": ")
                 reason += f" (the cell then raised {raised[:300]})"
             outcome = {"status": "blocked", "reason": reason, "elapsed_ms": outcome.get("elapsed_ms")}
-        elif refusals and outcome["status"] in ("finished", "timed_out", "out_of_memory"):
+        elif refusals and outcome["status"] in ("timed_out", "out_of_memory"):
             note = f"the sandbox refused to {_list(refusals)}"
             outcome["reason"] = f"{outcome['reason']}; {note}" if outcome.get("reason") else note
         outcome["sandbox"] = sandbox_name
