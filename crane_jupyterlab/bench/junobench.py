@@ -231,6 +231,8 @@ def _build_backend(args: argparse.Namespace, setting: str) -> Any:
 
     if args.backend == "none":
         raise ValueError("backend 'none' makes no predictions; choose litellm, replay, checks or hybrid")
+    if args.backend == "trial":
+        raise ValueError("backend 'trial' needs live kernels; JunoBench has recorded runtime only")
     if _replays(args):
         path = args.replay or str(Path(args.cases).with_name("paper_outputs.jsonl"))
         options = {"path": path, "llm": args.llm, "setting": setting}

@@ -58,6 +58,10 @@ NOTIF_ID_VALID = 0x40082102
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
+# Where POSIX shared memory and named semaphores live; private to the child when it has a mount namespace.
+SHM = "/dev/shm"
 CLONE_THREAD = 0x00010000
 CAP_VERSION_3 = 0x20080522
 
@@ -421,12 +425,15 @@ def landlock_abi() -> int:
         return 0
 
 
-def enter_namespaces() -> None:
-    """A new user and network namespace, our uid/gid mapped to themselves (so file ownership reads the
-    same); raises OSError where the platform refuses (Docker's seccomp profile, Ubuntu's AppArmor)."""
+def enter_namespaces(shm_mb: int = 256) -> bool:
+    """New user, network and mount namespaces, our uid/gid mapped to themselves (so file ownership reads
+    the same), and a private tmpfs of `shm_mb` MB on /dev/shm: multiprocessing semaphores and shared
+    memory (joblib probes for them on import) then work inside the trial and are invisible outside it.
+    Returns whether /dev/shm is private. Raises OSError where the platform refuses namespaces (Docker's
+    seccomp profile, Ubuntu's AppArmor)."""
     uid, gid = os.geteuid(), os.getegid()
     c = libc()
-    if c.lib.unshare(c.ctypes.c_int(CLONE_NEWUSER | CLONE_NEWNET)) != 0:
+    if c.lib.unshare(c.ctypes.c_int(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS)) != 0:
         code = c.ctypes.get_errno()
         raise OSError(code, os.strerror(code))
     for path, text in (
@@ -439,6 +446,21 @@ def enter_namespaces() -> None:
             os.write(fd, text.encode())
         finally:
             os.close(fd)
+    if not os.path.isdir(SHM):
+        return False
+    mount = c.lib.mount
+    mount.argtypes = [
+        c.ctypes.c_char_p,
+        c.ctypes.c_char_p,
+        c.ctypes.c_char_p,
+        c.ctypes.c_ulong,
+        c.ctypes.c_char_p,
+    ]
+    # Nothing mounted here propagates back to the kernel's namespace.
+    if mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return False
+    options = f"size={int(shm_mb)}m,mode=1777".encode()
+    return bool(mount(b"tmpfs", SHM.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options) == 0)
 
 
 def drop_privileges(numbers: dict[str, int]) -> None:
@@ -452,9 +474,9 @@ def drop_privileges(numbers: dict[str, int]) -> None:
     c.syscall(numbers["capset"], hbuf, dbuf)
 
 
-def restrict_files(abi: int, scratch: str) -> None:
-    """Landlock: writes only beneath `scratch` and to /dev/null; with ABI >= 4 no TCP bind/connect, with
-    ABI >= 6 no signals or abstract unix sockets beyond the sandbox."""
+def restrict_files(abi: int, writable: list[str]) -> None:
+    """Landlock: writes only beneath the `writable` directories and to /dev/null; with ABI >= 4 no TCP
+    bind/connect, with ABI >= 6 no signals or abstract unix sockets beyond the sandbox."""
     c = libc()
     handled = LL_FS_ABI1 | (LL_REFER if abi >= 2 else 0) | (LL_TRUNCATE if abi >= 3 else 0)
     net = LL_NET_TCP if abi >= 4 else 0
@@ -464,10 +486,9 @@ def restrict_files(abi: int, scratch: str) -> None:
     abuf = c.ctypes.create_string_buffer(attr[:size], size)
     ruleset = c.syscall(_COMMON["landlock_create_ruleset"], abuf, c.ctypes.c_size_t(size), c.ctypes.c_uint(0))
     try:
-        for path, rights in (
-            (scratch, handled),
-            ("/dev/null", LL_WRITE_FILE | (LL_TRUNCATE if abi >= 3 else 0)),
-        ):
+        rules = [(directory, handled) for directory in writable]
+        rules.append(("/dev/null", LL_WRITE_FILE | (LL_TRUNCATE if abi >= 3 else 0)))
+        for path, rights in rules:
             fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             try:
                 rule = struct.pack("<Qi", rights, fd)  # landlock_path_beneath_attr is packed
@@ -509,13 +530,15 @@ def resolve(path: str, base: str, tid: int | None = None) -> str:
     return os.path.realpath(full)
 
 
-def inside(path: str, scratch: str | None) -> bool:
-    """Whether a resolved path may be written: beneath the scratch directory, or /dev/null."""
+def inside(path: str, writable: str | list[str] | None) -> bool:
+    """Whether a resolved path may be written: beneath a writable directory (the scratch directory, a
+    private /dev/shm), or /dev/null."""
     if path == os.devnull:
         return True
-    if not scratch:
-        return False
-    return path == scratch or path.startswith(scratch.rstrip("/") + "/")
+    for directory in [writable] if isinstance(writable, str) else writable or []:
+        if directory and (path == directory or path.startswith(directory.rstrip("/") + "/")):
+            return True
+    return False
 
 
 # What a refused file operation is called, and whether its target must exist ("old") or must not
@@ -566,11 +589,11 @@ class Supervisor:
     the rest and records what each refusal was."""
 
     def __init__(
-        self, listener: int, pid: int, scratch: str | None, landlock: bool, memory: int = -1
+        self, listener: int, pid: int, writable: list[str], landlock: bool, memory: int = -1
     ) -> None:
         self.listener = listener
         self.pid = pid
-        self.scratch = scratch
+        self.writable = writable
         self.landlock = landlock
         self.refusals: list[str] = []
         found = arch()
@@ -715,12 +738,13 @@ class Supervisor:
 
     def file_call(self, name: str, args: tuple[int, ...], tid: int) -> tuple[int, str | None]:
         op, paths, exclusive = self.file_targets(name, args, tid)
+        if self.landlock and all(inside(p, self.writable) for p in paths):
+            # Landlock checks it again, race-free; and a private /dev/shm is not what we see from here.
+            return 0, None
         first = paths[0]
         natural = natural_error(op, first, exclusive=exclusive)
         if natural is not None:
             return natural, None
-        if self.landlock and all(inside(p, self.scratch) for p in paths):
-            return 0, None  # Landlock checks it again, race-free
         return errno.EACCES, describe(op, first, paths[1] if len(paths) > 1 else None)
 
     def file_targets(self, name: str, args: tuple[int, ...], tid: int) -> tuple[str, list[str], bool]:
@@ -814,7 +838,7 @@ def probe() -> dict[str, Any]:
             os.close(read)
             report["landlock_abi"] = landlock_abi()
             try:
-                enter_namespaces()
+                report["private_shm"] = enter_namespaces()
                 report["netns"] = True
             except OSError as exc:
                 report["netns"] = False
@@ -823,7 +847,7 @@ def probe() -> dict[str, Any]:
             if report["landlock_abi"]:
                 import tempfile
 
-                restrict_files(report["landlock_abi"], tempfile.gettempdir())
+                restrict_files(report["landlock_abi"], [tempfile.gettempdir()])
             listener = install_filter(table[1], table[0])
             report["seccomp"] = True
             os.close(listener)
@@ -863,6 +887,8 @@ def sandbox_name(layers: dict[str, Any]) -> str:
         parts.append("landlock")
     if layers.get("netns"):
         parts.append("netns")
+    if layers.get("private_shm"):
+        parts.append("private-shm")
     return "+".join(parts)
 
 

@@ -145,6 +145,7 @@ def _start(source: Any, opts: dict[str, Any], namespace: Any, t0: float) -> dict
         "pid": trial.pid,
         "blocked_ms": trial.blocked_ms,  # the kernel's time in this call
         "fork_ms": trial.fork_ms,  # of which os.fork itself
+        "fork_cpu_ms": trial.fork_cpu_ms,  # the fork's CPU time on the kernel's thread (load-independent)
     }
 
 
@@ -212,6 +213,7 @@ class _Trial:
         self.forked = 0.0
         self.blocked_ms = 0.0
         self.fork_ms = 0.0
+        self.fork_cpu_ms = 0.0
         self.outcome: dict[str, Any] | None = None
         self.stopped: str | None = None  # why we ended the child: "timeout", "memory", a reason
         self.ready: dict[str, Any] = {}
@@ -233,6 +235,7 @@ class _Trial:
         state = _random_state()
         parent = os.getpid()
         t0 = time.perf_counter()
+        cpu0 = _thread_cpu()
         history = _detach_history_threads()
         try:
             if sys.version_info >= (3, 12):  # it warns about forking with threads, onto the user's stderr
@@ -252,6 +255,7 @@ class _Trial:
             parent_end.close()
             _child(source, ns, shell, self.opts, self.scratch, writer, child_end, state, parent)
         self.fork_ms = _ms(time.perf_counter() - t0)
+        self.fork_cpu_ms = _ms(_thread_cpu() - cpu0)
         self.pid = pid
         self.forked = time.monotonic()
         try:
@@ -344,15 +348,19 @@ class _Trial:
 
         poller.unregister(self.control.fileno())
         try:
-            message, fds, _, _ = socket.recv_fds(self.control, 16, 1)
-        except OSError:
-            message, fds = b"", []
+            message, fds, _, _ = socket.recv_fds(self.control, 4096, 1)
+            grant = json.loads(message)
+        except (OSError, ValueError):
+            for fd in locals().get("fds", []):
+                _close(fd)
+            return -1
         if not fds:
             return -1
-        # The child says whether Landlock guards the scratch directory; the supervisor lets writes there
-        # through only then.
+        # The child says whether Landlock guards its writable directories; the supervisor lets writes
+        # there through only then.
+        writable = [w for w in grant.get("writable", []) if isinstance(w, str)]
         self.supervisor = sandbox.Supervisor(
-            fds[0], self.pid, self.scratch, message == b"landlock", self.memory
+            fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory
         )
         self.memory = -1
         poller.register(fds[0], select.POLLIN)
@@ -430,6 +438,14 @@ def _detach_history_threads() -> list[Any]:
     except Exception:
         pass
     return detached
+
+
+def _thread_cpu() -> float:
+    """This thread's CPU time in seconds (the process's where the platform has no per-thread clock)."""
+    try:
+        return time.clock_gettime(time.CLOCK_THREAD_CPUTIME_ID)
+    except (AttributeError, OSError):
+        return time.process_time()
 
 
 def _list(items: list[str]) -> str:
@@ -664,7 +680,7 @@ def _prepare(
         # First: a new user namespace needs a single-threaded process, and the libraries below may
         # start threads.
         try:
-            sandbox.enter_namespaces()
+            layers["private_shm"] = sandbox.enter_namespaces(shm_mb=max(16, int(opts["memory_mb"]) // 4))
             layers["netns"] = True
         except OSError as exc:  # not allowed here (Docker, Ubuntu's AppArmor): the other layers hold
             layers["netns"] = False
@@ -686,12 +702,15 @@ def _prepare(
         try:
             layers["landlock_abi"] = sandbox.landlock_abi()
             sandbox.drop_privileges(table[1])
+            writable = [scratch] + ([sandbox.SHM] if layers.get("private_shm") else [])
             if layers["landlock_abi"]:
-                sandbox.restrict_files(layers["landlock_abi"], scratch)
+                sandbox.restrict_files(layers["landlock_abi"], writable)
             listener = sandbox.install_filter(table[1], table[0])
             import socket
 
-            socket.send_fds(control, [b"landlock" if layers["landlock_abi"] else b"-"], [listener])
+            # What the supervisor may let through: writes Landlock guards, in these directories.
+            grant = {"landlock": bool(layers["landlock_abi"]), "writable": writable}
+            socket.send_fds(control, [json.dumps(grant).encode()], [listener])
             os.close(listener)
             os_layer = True
         except OSError as exc:
@@ -702,7 +721,7 @@ def _prepare(
             f"no OS sandbox: {failure}; an administrator may allow hooks-only trials "
             "(c.CraneExtension.trial_hooks_only = True)"
         )
-    guard = Guard(scratch, os_layer)
+    guard = Guard(scratch, os_layer, (sandbox.SHM,) if layers.get("private_shm") else ())
     sys.addaudithook(guard)
     _refuse_input(guard)
     guard.active = True

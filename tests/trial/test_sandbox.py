@@ -76,6 +76,8 @@ def test_inside_means_beneath_the_scratch_directory() -> None:
     assert sandbox.inside(os.devnull, None)
     assert not sandbox.inside("/tmp/scratchy/a.csv", "/tmp/scratch")
     assert not sandbox.inside("/tmp/a.csv", None)
+    assert sandbox.inside("/dev/shm/sem.x", ["/tmp/scratch", "/dev/shm"])
+    assert not sandbox.inside("/dev/shmx", ["/tmp/scratch", "/dev/shm"])
 
 
 def guard_for(tmp_path: Path, os_layer: bool = True) -> Guard:

@@ -109,6 +109,24 @@ def test_the_scratch_directory_is_writable(kit: SimpleNamespace) -> None:
     assert not outcome.get("reason")
 
 
+def test_semaphores_and_shared_memory_are_private_to_the_trial(
+    kit: SimpleNamespace, os_layer: dict[str, Any]
+) -> None:
+    if not os_layer.get("private_shm"):
+        pytest.skip("no mount namespace here: /dev/shm stays the machine's, and writing to it is refused")
+    before = sorted(os.listdir(sandbox.SHM))
+    cell = (
+        "import multiprocessing\n"
+        "lock = multiprocessing.Semaphore()\n"  # what joblib's import does, to see if it can
+        "lock.acquire(); lock.release()\n"
+        "open('/dev/shm/crane-trial-test', 'w').write('private')\n"
+    )
+    outcome = kit.run_here(cell)
+    assert outcome["status"] == "finished", outcome
+    assert "private-shm" in outcome["sandbox"]
+    assert sorted(os.listdir(sandbox.SHM)) == before
+
+
 def test_a_refusal_the_cell_copes_with_still_blocks(kit: SimpleNamespace, tmp_path: Path) -> None:
     # The cell goes on, but not as it will in the kernel (where the file is written): no observation.
     cell = f"try:\n    open({str(tmp_path / 'x')!r}, 'w')\nexcept PermissionError:\n    saved = False"
