@@ -176,9 +176,28 @@ def test_speed_measures_a_small_scenario() -> None:
     assert "small" in speed.table({"small": row})
 
 
+def test_speed_measures_a_trial_run() -> None:
+    import asyncio
+
+    from crane_jupyterlab.bench import speed
+    from crane_jupyterlab.server.trial import platform_sandbox
+
+    if not platform_sandbox().available:
+        pytest.skip(f"no OS sandbox for trial runs here: {platform_sandbox().reason}")
+    scenario = speed.Scenario(setup="xs = list(range(10))", target="xs[30]")
+    row = asyncio.run(speed.measure_trial(scenario, 2, {"CRANE_SPEED_TEST": "1"}))
+    assert row["outcomes"] == {"crashed": 2} and row["trial_still_running"] is True
+    for key in ("blocked_ms", "fork_ms", "fork_cpu_ms", "start_round_trip_ms", "cell_alone_ms"):
+        assert set(row[key]) == {"p50", "p95"} and row[key]["p50"] > 0
+    assert row["fork_ms"]["p50"] <= row["blocked_ms"]["p50"]
+    assert row["extra_memory_mb"]["p50"] > 0 and len(row["goals"]) == 2
+    assert "kernel blocked by trial.start" in speed.trial_table({"small": row})
+
+
 def test_speed_refuses_unknown_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["speed", "--scenarios", "typical,huge"]) == 2
     assert "huge" in capsys.readouterr().err
+    assert cli.main(["speed", "--env", "NOEQUALS"]) == 2
 
 
 def test_litellm_backend_sees_runtime_only_with_plus_rt(
