@@ -53,6 +53,9 @@ MEMORY_CHECK_S = 0.25
 # Shared writable mappings up to this size in all are copied into the child; bigger ones become read-only.
 COPY_SHARED_LIMIT = 64 * 1024 * 1024
 CELL_FILE = "<crane-trial-cell>"
+# Scratch directories are named after the kernel's pid, so the next trial can remove those of kernels
+# that ended while a trial ran (their watching thread never got to it).
+SCRATCH_PREFIX = "crane-trial-"
 MESSAGE_CHARS = 2000
 MAX_FRAMES = 20
 
@@ -229,7 +232,8 @@ class _Trial:
         import socket
         import tempfile
 
-        self.scratch = os.path.realpath(tempfile.mkdtemp(prefix="crane-trial-"))
+        _sweep_scratch()
+        self.scratch = os.path.realpath(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
         reader, writer = os.pipe()
         parent_end, child_end = socket.socketpair()
         state = _random_state()
@@ -420,6 +424,28 @@ class _Trial:
         if peak_kb and "extra_memory_mb" not in outcome:
             outcome["extra_memory_mb"] = round(peak_kb / 1024, 1)
         return outcome
+
+
+def _sweep_scratch() -> None:
+    """Remove the scratch directories of kernels that no longer exist."""
+    import shutil
+    import tempfile
+
+    root = tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(root) if n.startswith(SCRATCH_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        owner = name[len(SCRATCH_PREFIX) :].split("-", 1)[0]
+        if not owner.isdigit() or int(owner) == os.getpid():
+            continue
+        try:
+            os.kill(int(owner), 0)
+        except ProcessLookupError:
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        except OSError:
+            pass  # it exists (another user's): not ours to remove
 
 
 def _detach_history_threads() -> list[Any]:

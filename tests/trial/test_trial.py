@@ -233,6 +233,31 @@ def test_cancel_ends_the_trial(kit: SimpleNamespace) -> None:
     assert trial.cancel("not-a-token") == {"state": "unknown"}
 
 
+def test_scratch_directories_of_ended_kernels_are_removed(kit: SimpleNamespace) -> None:
+    import tempfile
+
+    dead = Path(tempfile.gettempdir()) / f"{trial.SCRATCH_PREFIX}{_ended_pid()}-x1"
+    dead.mkdir()
+    (dead / "left.bin").write_bytes(b"x")
+    alive = Path(tempfile.gettempdir()) / f"{trial.SCRATCH_PREFIX}1-x2"  # pid 1 always exists
+    alive.mkdir(exist_ok=True)
+    try:
+        assert kit.run_here("x = 1")["status"] == "finished"
+        assert not dead.exists() and alive.exists()
+        assert not [p for p in Path(tempfile.gettempdir()).glob(f"{trial.SCRATCH_PREFIX}{os.getpid()}-*")]
+    finally:
+        alive.rmdir()
+
+
+def _ended_pid() -> int:
+    """The pid of a process that has ended (and been reaped)."""
+    import subprocess
+
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
 def test_no_zombie_is_left(kit: SimpleNamespace) -> None:
     for source in ("x = 1", "1 / 0", "import time\ntime.sleep(9)"):
         kit.run_here(source, budget_s=0.3)
