@@ -43,6 +43,11 @@ def _modules(module_names: list[tuple[str, Any]], scan: _Scanner, ctx: _Ctx) -> 
         name = _module_dict(mod).get("__name__")
         if isinstance(name, str):
             add(alias, name.split(".", 1)[0])
+            # Every kernel alias of a library's modules, by its full name (`F` -> torch.nn.functional):
+            # one entry per library keeps the libraries line short, and `F.cross_entropy` stays legible.
+            for item in out:
+                if item["module"] == name.split(".", 1)[0]:
+                    item.setdefault("aliases", {})[alias] = name
     for alias, full in scan.imports:
         add(alias if alias == full.split(".")[0] else "", full.split(".", 1)[0])
     for lib in sorted(ctx.libs):

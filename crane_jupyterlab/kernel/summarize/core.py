@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..safe import _Ctx, _entry, _root, _trim, _type_name
+from ..safe import _Ctx, _entry, _isroutine, _root, _root_of_function, _trim, _type_name
 from .objects import _sum_object
 
 Summarizer = Callable[[Any, dict[str, Any], _Ctx, dict[str, Any]], None]
@@ -32,6 +32,8 @@ def summarize(obj: Any, expr: str, ctx: _Ctx, hints: dict[str, Any] | None = Non
     """Entry for one object. Never raises: a failing summarizer leaves what it wrote and an `error`."""
     entry = _entry(expr, _type_name(obj))
     root = _root(type(obj))
+    if root == "builtins" and _isroutine(obj):
+        root = _root_of_function(obj)  # a library's function (accuracy_score): its library is used too
     if root and root != "builtins":
         ctx.libs.add(root)
     for match, fn in _REGISTRY:
