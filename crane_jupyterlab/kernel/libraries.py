@@ -35,8 +35,8 @@ def _modules(module_names: list[tuple[str, Any]], scan: _Scanner, ctx: _Ctx) -> 
             item["imported"] = False
         if top == "torch" and mod is not None:
             item["facts"] = _torch_facts(mod)
-        elif top == "sklearn" and mod is not None:
-            item["facts"] = _sklearn_facts()
+        elif top == "sklearn":
+            item["facts"] = _sklearn_facts() if mod is not None else _sklearn_defaults()
         out.append(item)
 
     for alias, mod in module_names:
@@ -46,7 +46,8 @@ def _modules(module_names: list[tuple[str, Any]], scan: _Scanner, ctx: _Ctx) -> 
             # Every kernel alias of a library's modules, by its full name (`F` -> torch.nn.functional):
             # one entry per library keeps the libraries line short, and `F.cross_entropy` stays legible.
             for item in out:
-                if item["module"] == name.split(".", 1)[0]:
+                same = (alias, name) == (item["name"], item["module"])
+                if item["module"] == name.split(".", 1)[0] and not same:
                     item.setdefault("aliases", {})[alias] = name
     for alias, full in scan.imports:
         add(alias if alias == full.split(".")[0] else "", full.split(".", 1)[0])
@@ -104,6 +105,12 @@ def _cuda_available(torch: Any) -> bool | None:
 
 
 _NVML_CACHE: dict[str, int] = {}  # NVML device count by CUDA_VISIBLE_DEVICES value
+
+
+def _sklearn_defaults() -> list[dict[str, Any]]:
+    """scikit-learn's configuration as its import will leave it (sklearn/_config.py reads no
+    environment variable for array_api_dispatch)."""
+    return [_fact("R", "array_api_dispatch", False)]
 
 
 def _sklearn_facts() -> list[dict[str, Any]]:

@@ -262,6 +262,13 @@ def _device_type(device: str) -> str:
     return device.split(":", 1)[0]
 
 
+def _common(a: str | None, b: str | None) -> str | None:
+    """The device of a result computed from tensors on `a` and `b` (when they are the same one)."""
+    if a is None or b is None or _device_type(a) != _device_type(b) or differ(a, b):
+        return None
+    return a if ":" in a else b
+
+
 def differ(a: str | None, b: str | None) -> bool:
     """True when two devices are certainly different ones; "cuda" alone is the current CUDA device."""
     if a is None or b is None:
@@ -784,10 +791,9 @@ class _Walker:
         if differ(a.device, b.device) and (a.ndim or 0) >= 1 and (b.ndim or 0) >= 1:
             self.device_error(node, [a, b], "the operands of an elementwise operation")
             return None
-        same = a.device == b.device
         return Tensor(
             name=ast.unparse(node) if isinstance(node, ast.expr) else a.name,
-            device=a.device if same else None,
+            device=_common(a.device, b.device),
             dtype=a.dtype if a.dtype == b.dtype else None,
             ndim=max(a.ndim, b.ndim) if a.ndim is not None and b.ndim is not None else None,
             requires_grad=_either(a.requires_grad, b.requires_grad) if self.grad else self.grad_of(None),
@@ -818,7 +824,7 @@ class _Walker:
             return None
         return Tensor(
             name=ast.unparse(node) if isinstance(node, ast.expr) else a.name,
-            device=a.device if a.device == b.device else None,
+            device=_common(a.device, b.device),
             dtype=a.dtype if a.dtype == b.dtype else None,
             requires_grad=_either(a.requires_grad, b.requires_grad) if self.grad else self.grad_of(None),
         )
@@ -1158,7 +1164,9 @@ class _Walker:
             and target.max != ignore
             and (not target.every_batch or self.full_pass)
             and out.device is not None
-            and out.device == target.device
+            and target.device is not None
+            and _device_type(out.device) == _device_type(target.device)
+            and not differ(out.device, target.device)
         ):
             evidence = [
                 f"{target.name} holds the label {int(target.max)}",
@@ -1181,7 +1189,7 @@ class _Walker:
                 self.pending.append((f"{cls} at line {line_of(node)}", evidence))
         return Tensor(
             name=ast.unparse(node),
-            device=out.device if out.device == target.device else None,
+            device=_common(out.device, target.device),
             dtype=out.dtype,
             ndim=0,
             requires_grad=self.grad_of(out.requires_grad),
@@ -1256,6 +1264,8 @@ class _Walker:
                 self.to_numpy(node, tensors, f"np.{last}")
             return None
         if top == "sklearn":
+            if last in ("set_config", "config_context"):
+                self.sklearn_converts = False  # array API dispatch may be on from here
             if self.sklearn_converts and last in SKLEARN_METRICS and tensors:
                 self.to_numpy(node, tensors, last)
             return None
@@ -1289,10 +1299,12 @@ class _Walker:
                     if differ(items[0].device, a.device):
                         self.device_error(node, [items[0], a], f"the tensors given to torch.{last}")
                         return None
-                same = all(a.device == items[0].device for a in items)
+                device = items[0].device
+                for a in items[1:]:
+                    device = _common(device, a.device)
                 return Tensor(
                     name=ast.unparse(node),
-                    device=items[0].device if same else None,
+                    device=device,
                     dtype=items[0].dtype if all(a.dtype == items[0].dtype for a in items) else None,
                 )
             return None
