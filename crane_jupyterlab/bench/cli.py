@@ -8,27 +8,25 @@ arguments, returns the exit code).
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Sequence
 
-# Sub-command modules, in the order `--help` lists them.
-SUBCOMMANDS = ("live", "junobench", "speed", "serverspeed")
+from . import junobench, live, serverspeed, speed, verify
+
+# Sub-command modules, in the order `--help` lists them; each has `register(subparsers)`.
+SUBCOMMANDS = (live, verify, junobench, speed, serverspeed)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="crane-bench",
-        description="Benchmarks of crane-jupyterlab: the live crash suite, JunoBench, and speed.",
+        description=(
+            "Benchmarks of crane-jupyterlab: the live crash suite (and verifying a suite's cases), JunoBench,"
+            " and speed."
+        ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in SUBCOMMANDS:
-        try:
-            module = importlib.import_module(f"crane_jupyterlab.bench.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"crane_jupyterlab.bench.{name}":
-                raise
-            continue  # sub-command not built yet
+    for module in SUBCOMMANDS:
         module.register(sub)
     return parser
 

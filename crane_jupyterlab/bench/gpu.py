@@ -6,8 +6,9 @@
 Every case runs in a fresh interpreter (the CUDA state of one must not leak into the next): its executed
 cells in order, as a notebook runs them; then the probe on the target cell with that namespace (the first
 call timed, then `--warm` more); the runtime text and the deterministic checks on its result; the probe
-again with its time budget spent from the start (shape, dtype and device must still be there); and last
-the target cell itself, whose outcome must be the case's (`crash`, `exception`). Nothing is installed and
+again with its time budget spent from the start (shape, dtype and device must still be there); the
+case's decisive facts, which must hold then; and last the target cell itself, whose outcome must be the
+case's (`crash`, `exception`). Nothing is installed and
 nothing is fetched: it needs torch (with CUDA, unless `--device cpu`), numpy, pydantic and this package.
 
 `--device cpu` runs the cases marked `cpu_check` with "cuda" read as "cpu" (the dtype and requires-grad
@@ -38,16 +39,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .facts import check_fact, first_line
+
 ROOT = Path(__file__).resolve().parents[2]
 CHILD_TIMEOUT = 300.0
 
 
 # ----- child side ------------------------------------------------------------------------------------
-
-
-def _first_line(exc: BaseException) -> str:
-    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
 def _run_cell(source: str, ns: dict[str, Any], name: str) -> None:
@@ -109,7 +107,7 @@ def child_main(case_path: str, out_path: str, warm: int, device: str) -> None:
         try:
             _run_cell(cell, ns, f"<cell {i}>")
         except BaseException as exc:
-            res["setup_error"] = f"cell {i}: {type(exc).__name__}: {_first_line(exc)}"
+            res["setup_error"] = f"cell {i}: {type(exc).__name__}: {first_line(str(exc))}"
             break
     if res["setup_error"] is None:
         torch = sys.modules.get("torch")
@@ -137,11 +135,12 @@ def child_main(case_path: str, out_path: str, warm: int, device: str) -> None:
         finally:
             safe._Ctx.over = over  # type: ignore[method-assign]
         res["spent_budget_entries"], res["spent_budget_kept"] = _structure_kept(spent)
+        res["facts_hold"] = [[fact, *check_fact(fact, ns)] for fact in case.get("decisive_facts", [])]
         try:
             _run_cell(target, ns, "<target>")
             res["raised"], res["exception"], res["message"] = False, None, None
         except BaseException as exc:
-            res["raised"], res["exception"], res["message"] = True, type(exc).__name__, _first_line(exc)
+            res["raised"], res["exception"], res["message"] = True, type(exc).__name__, first_line(str(exc))
     with open(out_path, "w") as fh:
         json.dump(res, fh)
 
@@ -297,6 +296,7 @@ def run_case(case: dict[str, Any], warm: int, device: str) -> dict[str, Any]:
         res.get("setup_error") is None
         and res.get("raised") == case["crash"]
         and res.get("exception") == expected
+        and all(ok for _, ok, _ in res.get("facts_hold", []))  # the decisive facts hold before the cell
     )
     res["detected"] = bool(res.get("findings"))
     res["facts"] = [[f, carried(res.get("runtime_text") or "", f)] for f in case.get("decisive_facts", [])]
@@ -382,6 +382,9 @@ def main(argv: list[str] | None = None) -> int:
         for fact, ok in res["facts"]:
             if not ok:
                 print(f"    fact not carried: {fact}")
+        for fact, ok, observed in res.get("facts_hold", []):
+            if not ok:
+                print(f"    fact does not hold: {fact} (observed {observed})")
     summary = summarize(cases, results)
     if args.device == "cuda":
         summary["fork"] = {

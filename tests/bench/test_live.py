@@ -14,6 +14,8 @@ from support import SHARED
 
 from crane_jupyterlab.bench import cli
 
+pytestmark = pytest.mark.integration  # real kernels or a real jupyter_server
+
 LIVE = SHARED / "live"
 KEYS = {"id", "version", "runtime_text", "extraction_ms", "prediction", "error"}
 

@@ -15,7 +15,7 @@ from crane_jupyterlab.bench.kernels import CellFailed, fresh_kernel, iopub_of, r
 from crane_jupyterlab.kernel import MANIFEST
 from crane_jupyterlab.server import payload as client
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
 # Printed (not returned) so the check itself leaves only `_i<n>` and In[n] behind, no Out entry.
 SNAPSHOT = (

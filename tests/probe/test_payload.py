@@ -21,7 +21,7 @@ from crane_jupyterlab.bench.kernels import CellFailed, fresh_kernel, run_cell, w
 from crane_jupyterlab.kernel import envelope
 from crane_jupyterlab.server import payload as client
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
 
 def needs(module: str) -> pytest.MarkDecorator:

@@ -19,6 +19,8 @@ import pytest
 from llm_stub import Reply, answer
 from support import STUB_KEY, analyze, crash_if, post_json
 
+pytestmark = pytest.mark.integration  # real kernels or a real jupyter_server
+
 NUMPY_SETUP = "import numpy as np\nx = np.zeros((3, {cols}))"
 TARGET = "col = x[:, 5]"
 

@@ -12,6 +12,8 @@ import tornado.web
 
 from crane_jupyterlab.server.handlers import routes
 
+pytestmark = pytest.mark.integration  # real kernels or a real jupyter_server
+
 HTTP_METHODS = ("get", "head", "post", "delete", "patch", "put", "options")
 _WRAPPER_CODE = tornado.web.authenticated(lambda self: None).__code__
 

@@ -6,8 +6,11 @@ import asyncio
 import re
 from typing import Any
 
+import pytest
 from llm_stub import Reply, answer
 from support import analyze
+
+pytestmark = pytest.mark.integration  # real kernels or a real jupyter_server
 
 COLUMNS = (2, 3, 4, 5)  # kernel i holds x with shape (7, COLUMNS[i])
 TARGET = "col = x[:, 3]"  # crashes where x has 3 columns or fewer

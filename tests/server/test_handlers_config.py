@@ -12,6 +12,8 @@ from traitlets import TraitError
 
 from crane_jupyterlab.server.app import CraneExtension
 
+pytestmark = pytest.mark.integration  # real kernels or a real jupyter_server
+
 
 @pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,6 +9,8 @@ import pytest
 from llm_stub import StubLLM
 from support import analyze
 
+pytestmark = pytest.mark.integration  # real kernels or a real jupyter_server
+
 
 @pytest.fixture
 def crane_config(llm_stub: StubLLM, crane_env: None) -> dict[str, Any]:

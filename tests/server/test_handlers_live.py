@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from support import SHARED, analyze
 
+pytestmark = pytest.mark.integration  # real kernels or a real jupyter_server
+
 LIVE = SHARED / "live"
 PAIRS = ("numpy_01", "pandas_03")  # light libraries: the suite's heavy pairs belong to crane-bench live
 

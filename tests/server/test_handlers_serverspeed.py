@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import argparse
 
+import pytest
+
 from crane_jupyterlab.bench import serverspeed
 from crane_jupyterlab.bench.cli import build_parser
+
+pytestmark = pytest.mark.integration  # real kernels or a real jupyter_server
 
 
 def test_registered_with_its_options() -> None:
