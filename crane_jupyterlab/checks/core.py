@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import sys
 from typing import Any
 
@@ -55,6 +56,22 @@ def check_view(source: str, view: RuntimeView) -> list[Finding]:
     tree, _ = parse_cell(source)
     if tree is None:
         return []  # our Python cannot parse it, the kernel's may: nothing certain to say
+    ctx = cell_context(source, tree, view)
+    findings: list[Finding] = []
+    seen: set[tuple[int | None, str]] = set()
+    for rule in RULES:
+        for finding in rule(ctx):
+            # One line raises once: when two rules explain the same error there, the first one speaks.
+            key = (finding.line, finding.message.split(":", 1)[0])
+            if key not in seen:
+                seen.add(key)
+                findings.append(finding)
+    findings.sort(key=lambda f: f.line or 0)
+    return findings
+
+
+def cell_context(source: str, tree: ast.Module, view: RuntimeView) -> CellContext:
+    """The cell walked statement by statement, with the evaluator that decides its branches."""
     evaluators: list[Evaluator] = []
 
     def runtime(sites: list[Site]) -> Evaluator:
@@ -62,9 +79,4 @@ def check_view(source: str, view: RuntimeView) -> list[Finding]:
         return evaluators[0]
 
     sites = walk_cell(tree, view.is_library, view.modules.__contains__, runtime)
-    ctx = CellContext(source, tree, view, sites, evaluators[0])
-    findings: list[Finding] = []
-    for rule in RULES:
-        findings.extend(rule(ctx))
-    findings.sort(key=lambda f: f.line or 0)
-    return findings
+    return CellContext(source, tree, view, sites, evaluators[0])

@@ -233,7 +233,7 @@ class Evaluator:
             out.shape = [rows, *base.shape[1:]]
         out.length = rows if base.type in ("list", "tuple") else out.length
         out.items = None
-        out.has_nan = None if not base.has_nan else None
+        out.has_nan = None  # the slice may or may not hold the missing values
         out.nan = out.min = out.max = None
         out.counts = out.examples = None
         out.unique = None

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from variants import Spec, State
 
-COMMON = "import os\nos.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')\nimport numpy as np\nimport keras\nfrom keras import layers"
+COMMON = (
+    "import os\nos.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')\nimport numpy as np\nimport "
+    "keras\nfrom keras import layers"
+)
 NAMINGS = [
     {"m": "model", "X": "X_train", "y": "y_train", "n": "64"},
     {"m": "net", "X": "features", "y": "labels", "n": "16"},
@@ -102,8 +105,10 @@ SPECS = [
         common=COMMON,
         states=[State("data", "$X = np.zeros(($n, 4))\n$y = np.eye(3)[np.arange($n) % 3]", crash=True)],
         forms=[
-            "$m = keras.Sequential([keras.Input(shape=(4,)), layers.Dense(3, activation='softmax')])\n$m.fit($X, $y, verbose=0)",
-            "from keras.models import Sequential\n$m = Sequential([keras.Input(shape=(4,)), layers.Dense(3)])\n$m.summary()\n$m.fit($X, $y, epochs=1, verbose=0)",
+            "$m = keras.Sequential([keras.Input(shape=(4,)), layers.Dense(3, activation='softmax')])\n"
+            "$m.fit($X, $y, verbose=0)",
+            "from keras.models import Sequential\n$m = Sequential([keras.Input(shape=(4,)), "
+            "layers.Dense(3)])\n$m.summary()\n$m.fit($X, $y, epochs=1, verbose=0)",
             (
                 "$m = keras.Sequential([keras.Input(shape=(4,)), layers.Dense(3, activation='softmax')])\n"
                 "$m.compile(optimizer='adam', loss='categorical_crossentropy')\n$m.fit($X, $y, verbose=0)",

@@ -120,7 +120,8 @@ SPECS = [
             State("currency", "$df = pd.DataFrame({'Installs': ['$$12.5', '$$3'] * ($n // 2)})", crash=True),
             State(
                 "object-mixed",
-                "vals = list(range($n))\nvals[3] = 'n/a?'\n$df = pd.DataFrame({'Installs': pd.Series(vals, dtype=object)})",
+                "vals = list(range($n))\nvals[3] = 'n/a?'\n$df = pd.DataFrame({'Installs': "
+                "pd.Series(vals, dtype=object)})",
                 crash=True,
             ),
             State("clean-text", "$df = pd.DataFrame({'Installs': [str(i) for i in range($n)]})", crash=False),
@@ -143,7 +144,8 @@ SPECS = [
         states=[
             State(
                 "nan",
-                "$df = pd.DataFrame({'Year': np.where(np.arange($n) % 5 == 0, np.nan, 2000.0 + np.arange($n) % 20)})",
+                "$df = pd.DataFrame({'Year': np.where(np.arange($n) % 5 == 0, np.nan, 2000.0 + "
+                "np.arange($n) % 20)})",
                 crash=True,
             ),
             State(
@@ -154,7 +156,8 @@ SPECS = [
             State("no-nan", "$df = pd.DataFrame({'Year': 2000.0 + np.arange($n) % 20})", crash=False),
             State(
                 "filled",
-                "$df = pd.DataFrame({'Year': np.where(np.arange($n) % 5 == 0, np.nan, 2000.0)})\n$df['Year'] = $df['Year'].fillna(0)",
+                "$df = pd.DataFrame({'Year': np.where(np.arange($n) % 5 == 0, np.nan, 2000.0)})\n"
+                "$df['Year'] = $df['Year'].fillna(0)",
                 crash=False,
             ),
         ],

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from variants import Spec, State
 
-COMMON = "import numpy as np\nimport pandas as pd\nimport matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt"
+COMMON = (
+    "import numpy as np\nimport pandas as pd\nimport matplotlib\nmatplotlib.use('Agg')\nimport "
+    "matplotlib.pyplot as plt"
+)
 NAMINGS = [
     {"x": "dates", "y": "sales", "img": "img", "df": "df", "n": "120"},
     {"x": "epochs", "y": "losses", "img": "sample", "df": "train", "n": "30"},
@@ -71,17 +74,20 @@ SPECS = [
         states=[
             State(
                 "renamed",
-                "$df = pd.DataFrame({'age_years': np.arange($n) % 70, 'fare': np.ones($n), 'sex': ['m', 'f'] * ($n // 2)})",
+                "$df = pd.DataFrame({'age_years': np.arange($n) % 70, 'fare': np.ones($n), 'sex': ['m', "
+                "'f'] * ($n // 2)})",
                 crash=True,
             ),
             State(
                 "present",
-                "$df = pd.DataFrame({'Age': np.arange($n) % 70, 'fare': np.ones($n), 'sex': ['m', 'f'] * ($n // 2)})",
+                "$df = pd.DataFrame({'Age': np.arange($n) % 70, 'fare': np.ones($n), 'sex': ['m', 'f'] * "
+                "($n // 2)})",
                 crash=False,
             ),
             State(
                 "index-level",
-                "$df = pd.DataFrame({'fare': np.ones($n), 'sex': ['m', 'f'] * ($n // 2)}, index=pd.Index(np.arange($n) % 70, name='Age'))",
+                "$df = pd.DataFrame({'fare': np.ones($n), 'sex': ['m', 'f'] * ($n // 2)}, "
+                "index=pd.Index(np.arange($n) % 70, name='Age'))",
                 crash=False,
             ),
         ],

@@ -43,13 +43,15 @@ SPECS = [
             ),
             State(
                 "more",
-                "$m = RandomForestClassifier(n_estimators=5).fit(rng.normal(size=($n, 3)), np.arange($n) % 2)\n"
+                "$m = RandomForestClassifier(n_estimators=5).fit(rng.normal(size=($n, 3)), np.arange($n) "
+                "% 2)\n"
                 "$X = rng.normal(size=(30, 6))",
                 crash=True,
             ),
             State(
                 "frame-narrower",
-                "$m = LinearRegression().fit(pd.DataFrame(rng.normal(size=($n, 3)), columns=list('abc')), np.arange($n))\n"
+                "$m = LinearRegression().fit(pd.DataFrame(rng.normal(size=($n, 3)), "
+                "columns=list('abc')), np.arange($n))\n"
                 "$X = pd.DataFrame(rng.normal(size=(30, 2)), columns=list('ab'))",
                 crash=True,
             ),
@@ -61,7 +63,8 @@ SPECS = [
             ),
             State(
                 "same-frame",
-                "$m = LinearRegression().fit(pd.DataFrame(rng.normal(size=($n, 3)), columns=list('abc')), np.arange($n))\n"
+                "$m = LinearRegression().fit(pd.DataFrame(rng.normal(size=($n, 3)), "
+                "columns=list('abc')), np.arange($n))\n"
                 "$X = pd.DataFrame(rng.normal(size=(30, 3)), columns=list('abc'))",
                 crash=False,
             ),
@@ -86,7 +89,8 @@ SPECS = [
             ),
             State(
                 "fitted",
-                "$X = rng.normal(size=($n, 3))\n$m = LogisticRegression(max_iter=200).fit($X, np.arange($n) % 2)",
+                "$X = rng.normal(size=($n, 3))\n$m = LogisticRegression(max_iter=200).fit($X, "
+                "np.arange($n) % 2)",
                 crash=False,
             ),
         ],
@@ -152,14 +156,16 @@ SPECS = [
         forms=[
             "Xa, Xb, ya, yb = train_test_split($X, $y, test_size=0.25, random_state=1)\n"
             "LogisticRegression().fit(Xa, yb)",
-            "Xa, Xb, ya, yb = train_test_split($X, $y, test_size=0.3)\n$m = RandomForestClassifier(n_estimators=5)\n$m.fit(Xb, ya)",
+            "Xa, Xb, ya, yb = train_test_split($X, $y, test_size=0.3)\n$m = "
+            "RandomForestClassifier(n_estimators=5)\n$m.fit(Xb, ya)",
             (
                 "Xa, Xb, ya, yb = train_test_split($X, $y, random_state=0)\nLinearRegression().fit(Xa, ya)\n"
                 "mean_squared_error(yb, LinearRegression().fit(Xa, ya).predict(Xb))",
                 False,
             ),
             (
-                "Xa, Xb, ya, yb = train_test_split($X, $y, test_size=0.2)\n$m = LogisticRegression().fit(Xa, ya)\n"
+                "Xa, Xb, ya, yb = train_test_split($X, $y, test_size=0.2)\n$m = "
+                "LogisticRegression().fit(Xa, ya)\n"
                 "accuracy_score(yb, $m.predict(Xb))",
                 False,
             ),
@@ -276,13 +282,15 @@ SPECS = [
             ),
             State(
                 "nan-array",
-                "$X = rng.normal(size=($n, 3))\n$X[3, 1] = np.nan\n$df = pd.DataFrame({'label': np.arange($n) % 2})",
+                "$X = rng.normal(size=($n, 3))\n$X[3, 1] = np.nan\n$df = pd.DataFrame({'label': "
+                "np.arange($n) % 2})",
                 crash=True,
             ),
             State(
                 "filled",
                 frame("")
-                + "\n$df.loc[::7, 'income'] = np.nan\n$df['income'] = $df['income'].fillna(0)\n$X = $df[['age', 'income']]",
+                + "\n$df.loc[::7, 'income'] = np.nan\n$df['income'] = $df['income'].fillna(0)\n$X = "
+                "$df[['age', 'income']]",
                 crash=False,
             ),
             State(

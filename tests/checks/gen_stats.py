@@ -13,7 +13,10 @@ NAMINGS = [
     {"X": "exog", "y": "endog", "df": "houses", "n": "30"},
     {"X": "design", "y": "price", "df": "data", "n": "600"},
 ]
-FRAME = "$df = pd.DataFrame({'size': rng.normal(100, 20, $n), 'rooms': rng.integers(1, 6, $n), 'price': rng.normal(3e5, 5e4, $n)"
+FRAME = (
+    "$df = pd.DataFrame({'size': rng.normal(100, 20, $n), 'rooms': rng.integers(1, 6, $n), 'price': "
+    "rng.normal(3e5, 5e4, $n)"
+)
 
 SPECS = [
     Spec(
@@ -24,7 +27,8 @@ SPECS = [
             State(
                 "nan",
                 FRAME
-                + "})\n$df.loc[::9, 'size'] = np.nan\n$X = sm.add_constant($df[['size', 'rooms']])\n$y = $df['price']",
+                + "})\n$df.loc[::9, 'size'] = np.nan\n$X = sm.add_constant($df[['size', 'rooms']])\n$y = "
+                "$df['price']",
                 crash=True,
             ),
             State(
@@ -34,8 +38,8 @@ SPECS = [
             ),
             State(
                 "dropped",
-                FRAME
-                + "})\n$df.loc[::9, 'size'] = np.nan\n$df = $df.dropna()\n$X = sm.add_constant($df[['size', 'rooms']])\n$y = $df['price']",
+                FRAME + "})\n$df.loc[::9, 'size'] = np.nan\n$df = $df.dropna()\n$X = "
+                "sm.add_constant($df[['size', 'rooms']])\n$y = $df['price']",
                 crash=False,
             ),
         ],

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from variants import Spec, State
 
-COMMON = "import numpy as np\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\ntorch.manual_seed(0)"
+COMMON = (
+    "import numpy as np\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+    "torch.manual_seed(0)"
+)
 NAMINGS = [
     {"m": "model", "X": "X", "y": "y", "n": "32"},
     {"m": "net", "X": "xb", "y": "labels", "n": "8"},
@@ -21,7 +24,8 @@ SPECS = [
         states=[
             State(
                 "wider",
-                "$m = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 3))\n$X = torch.randn($n, 12)",
+                "$m = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 3))\n$X = "
+                "torch.randn($n, 12)",
                 crash=True,
             ),
             State(
@@ -30,7 +34,8 @@ SPECS = [
             State("layer", "$m = nn.Linear(20, 2)\n$X = torch.randn($n, 19)", crash=True),
             State(
                 "fits",
-                "$m = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 3))\n$X = torch.randn($n, 10)",
+                "$m = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 3))\n$X = "
+                "torch.randn($n, 10)",
                 crash=False,
             ),
             State("fits-layer", "$m = nn.Linear(20, 2)\n$X = torch.randn($n, 20)", crash=False),
@@ -51,12 +56,14 @@ SPECS = [
         states=[
             State(
                 "wider",
-                "$m = nn.Sequential(nn.Linear(6, 4), nn.ReLU(), nn.Linear(4, 2))\nfeatures = np.random.default_rng(0).normal(size=($n, 7)).astype('float32')",
+                "$m = nn.Sequential(nn.Linear(6, 4), nn.ReLU(), nn.Linear(4, 2))\nfeatures = "
+                "np.random.default_rng(0).normal(size=($n, 7)).astype('float32')",
                 crash=True,
             ),
             State(
                 "fits",
-                "$m = nn.Sequential(nn.Linear(6, 4), nn.ReLU(), nn.Linear(4, 2))\nfeatures = np.random.default_rng(0).normal(size=($n, 6)).astype('float32')",
+                "$m = nn.Sequential(nn.Linear(6, 4), nn.ReLU(), nn.Linear(4, 2))\nfeatures = "
+                "np.random.default_rng(0).normal(size=($n, 6)).astype('float32')",
                 crash=False,
             ),
         ],
@@ -100,7 +107,8 @@ SPECS = [
             ),
             State(
                 "more-classes",
-                "$m = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 2))\n$X = torch.randn($n, 5)\n$y = torch.arange($n) % 4",
+                "$m = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 2))\n$X = torch.randn($n, "
+                "5)\n$y = torch.arange($n) % 4",
                 crash=True,
             ),
             State(
@@ -151,7 +159,8 @@ SPECS = [
             State("grad", "$m = nn.Sequential(nn.Linear(4, 2))\n$X = torch.randn($n, 4)", crash=True),
             State(
                 "frozen",
-                "$m = nn.Sequential(nn.Linear(4, 2))\nfor p in $m.parameters():\n    p.requires_grad_(False)\n$X = torch.randn($n, 4)",
+                "$m = nn.Sequential(nn.Linear(4, 2))\nfor p in $m.parameters():\n    "
+                "p.requires_grad_(False)\n$X = torch.randn($n, 4)",
                 crash=False,
             ),
         ],

@@ -119,19 +119,19 @@ FLOWS: tuple[Flow, ...] = (
         runs=False,
         certain=False,
         setup="items = [3, 1, 2]",
-    ),  # fmt: skip
+    ),
     Flow(
         "swallowed",
         lambda c: "try:\n" + _indent(c) + "\nexcept Exception:\n    pass",
         runs=False,
         certain=False,
-    ),  # fmt: skip
+    ),
     Flow(
         "unknown-branch",
         lambda c: "import random\nif random.random() > 2:\n" + _indent(c),
         runs=False,
         certain=False,
-    ),  # fmt: skip
+    ),
     Flow("function", lambda c: "def step():\n" + _indent(c) + "\n\nstep()", certain=False),
 )
 FLOW_BY_NAME = {f.name: f for f in FLOWS}
@@ -462,7 +462,8 @@ def main(argv: Sequence[str]) -> int:
     total_tp = sum(r["tp"] for r in rows)
     total_crash = sum(r["crash"] for r in rows)
     total_fp = sum(r["fp"] for r in rows)
-    print(f"all: {len(verdicts)} variants, {total_crash} crashing; recall {100.0 * total_tp / max(total_crash, 1):.1f}%, "
+    print(f"all: {len(verdicts)} variants, {total_crash} crashing; recall "
+          f"{100.0 * total_tp / max(total_crash, 1):.1f}%, "
           f"precision {100.0 * total_tp / max(total_tp + total_fp, 1):.1f}%")  # fmt: skip
     problems = [(vd.variant, vd.problem()) for vd in verdicts if vd.problem()]
     if args.verbose:

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
@@ -29,18 +27,15 @@ def payload_script(body: str) -> str:
 def run_payload(body: str, python: str = sys.executable, timeout: float = 120) -> object:
     """Run `payload_script(body)` in a fresh `python` (cwd /, so nothing local is importable); `body`
     prints one JSON line last, which is returned."""
-    # The script goes in a file, not `-c`: the payload is larger than one command-line argument may be.
-    with tempfile.TemporaryDirectory() as folder:
-        script = Path(folder) / "payload_test.py"
-        script.write_text(payload_script(body))
-        out = subprocess.run(
-            [python, "-I", str(script)],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-            cwd="/",
-        )
+    out = subprocess.run(
+        [python, "-I", "-"],  # the script on stdin: one argument may not exceed 128 KiB (MAX_ARG_STRLEN)
+        input=payload_script(body),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        cwd="/",
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 

@@ -12,6 +12,7 @@ from . import (
     attributes,
     columns,
     conversion,
+    devices,
     indexing,
     labels,
     lengths,
@@ -42,4 +43,5 @@ RULES: tuple[Rule, ...] = (
     lengths.check,
     text.check,
     labels.check,
+    devices.check,
 )

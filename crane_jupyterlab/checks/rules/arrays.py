@@ -256,10 +256,7 @@ def _reshape(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
             known *= d
     if any(d < -1 for d in dims) or dims.count(-1) > 1:
         return None
-    if -1 in dims:
-        fits = known != 0 and size % known == 0
-    else:
-        fits = known == size
+    fits = (known != 0 and size % known == 0) if -1 in dims else known == size
     if fits or site.caught((_error(target),)):
         return None
     wanted = "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
@@ -296,7 +293,8 @@ def _imshow(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     return Finding(
         rule=RULE,
         message=(
-            f"TypeError: Invalid shape {tuple(image.shape)} for image data: imshow takes (M, N), (M, N, 3) or "
+            f"TypeError: Invalid shape {tuple(image.shape)} for image data: imshow takes (M, N), (M, N, "
+            "3) or "
             f"(M, N, 4); {image.expr} is {_shape(image)} (line {line_of(call)})."
         ),
         evidence=[f"{image.expr}.shape = {_shape(image)}", *([image.derived] if image.derived else [])],

@@ -33,8 +33,9 @@ CLASSIFIERS = frozenset(
      "QuadraticDiscriminantAnalysis", "Perceptron"}
 )  # fmt: skip
 CLASSIFICATION_METRICS = frozenset(
-    {"accuracy_score", "balanced_accuracy_score", "f1_score", "fbeta_score", "precision_score", "recall_score",
-     "confusion_matrix", "classification_report", "jaccard_score", "matthews_corrcoef", "cohen_kappa_score",
+    {"accuracy_score", "balanced_accuracy_score", "f1_score", "fbeta_score", "precision_score",
+     "recall_score", "confusion_matrix", "classification_report", "jaccard_score", "matthews_corrcoef",
+     "cohen_kappa_score",
      "precision_recall_fscore_support", "hamming_loss", "zero_one_loss"}
 )  # fmt: skip
 AVERAGED = frozenset({"f1_score", "fbeta_score", "precision_score", "recall_score", "jaccard_score"})
@@ -93,7 +94,8 @@ def _fit(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     return Finding(
         rule=RULE,
         message=(
-            f"ValueError: Unknown label type: continuous: {type_class(est.type)} is a classifier and {y.expr} "
+            f"ValueError: Unknown label type: continuous: {type_class(est.type)} is a classifier and "
+            f"{y.expr} "
             f"holds non-integral values such as {value} (a regression target; line {line_of(call)})."
         ),
         evidence=[f"{y.expr}.dtype = {y.dtype}", f"{y.expr} holds {value}"],

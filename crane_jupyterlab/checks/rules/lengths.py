@@ -100,7 +100,8 @@ def _finding(call: ast.Call, what: str, pair: tuple[ObjInfo, int, ObjInfo, int],
     evidence += [d for d in (a.derived, b.derived) if d]
     return Finding(
         rule=RULE,
-        message=f"ValueError: {message}: [{n_a}, {n_b}] ({a.expr} and {b.expr} passed to {what}, line {line_of(call)}).",
+        message=f"ValueError: {message}: [{n_a}, {n_b}] ({a.expr} and {b.expr} passed to {what}, line "
+        f"{line_of(call)}).",
         evidence=evidence,
         line=line_of(call),
     )

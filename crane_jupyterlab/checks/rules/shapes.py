@@ -308,6 +308,8 @@ def _torch_targets(ctx: CellContext, site: Site, call: ast.Call) -> Finding | No
     y = ctx.value_of(target, site)
     if model is None or y is None or not _is_torch_sequential(model) or not y.is_("torch", "Tensor"):
         return None
+    if (y.device or "cpu") != "cpu" or model.raw.get("param_device", "cpu") != "cpu":
+        return None  # on a GPU the assert surfaces later, as another error (rules/devices.py)
     n_out = _torch_classes(ctx, model)
     if (
         n_out is None
@@ -395,11 +397,12 @@ def _inside_with(tree: ast.Module, target: ast.AST) -> bool:
     """Whether a `with` block that may change autograd or dtypes (anything but the contexts known to
     leave computation alone, such as warnings.catch_warnings) encloses `target`."""
     for node in ast.walk(tree):
-        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
-            sub is target for stmt in node.body for sub in ast.walk(stmt)
+        if (
+            isinstance(node, (ast.With, ast.AsyncWith))
+            and any(sub is target for stmt in node.body for sub in ast.walk(stmt))
+            and not all(_leaves_computation(item.context_expr) for item in node.items)
         ):
-            if not all(_leaves_computation(item.context_expr) for item in node.items):
-                return True
+            return True
     return False
 
 
@@ -435,7 +438,10 @@ def _not_compiled(ctx: CellContext, site: Site, call: ast.Call) -> Finding | Non
         if made is None:
             return None
         model = made[0]
-        how = f"{ast.unparse(func.value)} is built in this cell ({ast.unparse(made[1])[:60]}) and not compiled since"
+        how = (
+            f"{ast.unparse(func.value)} is built in this cell ({ast.unparse(made[1])[:60]}) and not "
+            "compiled since"
+        )
         if type_root(model.type) not in ("keras", "tensorflow", "tf_keras"):
             return None
         if type_class(model.type) not in ("Sequential", "Model"):
@@ -449,7 +455,8 @@ def _not_compiled(ctx: CellContext, site: Site, call: ast.Call) -> Finding | Non
     return Finding(
         rule="not-compiled",
         message=(
-            f"ValueError: You must call `compile()` before using the model: {ast.unparse(func.value)}.{func.attr}() "
+            "ValueError: You must call `compile()` before using the model: "
+            f"{ast.unparse(func.value)}.{func.attr}() "
             f"on a model that was never compiled (line {line_of(call)})."
         ),
         evidence=[how],

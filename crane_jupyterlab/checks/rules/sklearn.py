@@ -211,7 +211,7 @@ def _one_dimensional(ctx: CellContext, site: Site, call: ast.Call) -> Finding | 
         evidence=[
             f"{x.expr} is a {x.type}" + (f" of shape {tuple(x.shape)}" if x.shape else ""),
             *([x.derived] if x.derived else []),
-        ],  # fmt: skip
+        ],
         line=line_of(call),
     )
 

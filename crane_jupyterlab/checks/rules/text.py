@@ -132,7 +132,8 @@ def _sklearn(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     return Finding(
         rule=RULE,
         message=(
-            f"ValueError: could not convert string to float: {type_class(path)} needs numbers, and {x.expr} is "
+            f"ValueError: could not convert string to float: {type_class(path)} needs numbers, and "
+            f"{x.expr} is "
             f"not all numbers: {detail} ({func.attr}, line {line_of(call)})."
         ),
         evidence=[f"{x.expr} passed to {ast.unparse(func)}", detail, *([x.derived] if x.derived else [])],
@@ -161,7 +162,8 @@ def _statsmodels(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None
     return Finding(
         rule=RULE,
         message=(
-            f"ValueError: Pandas data cast to numpy dtype of object: {exog.expr}[{column!r}] holds text such as "
+            f"ValueError: Pandas data cast to numpy dtype of object: {exog.expr}[{column!r}] holds text "
+            "such as "
             f"{values[0]!r} ({path.rsplit('.', 1)[-1]}, line {line_of(call)})."
         ),
         evidence=[f"{exog.expr}[{column!r}] values include {values}"],
@@ -194,8 +196,8 @@ def _reduction(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     elif func.attr in GROUPBY_REDUCTIONS and _is_groupby(receiver):
         assert isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)
         grouped_keys = const_strs(receiver.args[0] if receiver.args else kwarg(receiver, "by"))
-        if grouped_keys is None or len(receiver.args) > 1 or any(k.arg not in ("by", "dropna", "sort", "observed")
-                                                                    for k in receiver.keywords):  # fmt: skip
+        plain = all(k.arg in ("by", "dropna", "sort", "observed") for k in receiver.keywords)
+        if grouped_keys is None or len(receiver.args) > 1 or not plain:
             return None
         keys, frame_node = grouped_keys, receiver.func.value
     elif func.attr in REDUCTIONS:
@@ -220,8 +222,10 @@ def _reduction(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     return Finding(
         rule=RULE,
         message=(
-            f"{error}: {what}: {frame.expr}[{column!r}] holds text such as {values[0]!r}; {func.attr}() needs "
-            f"numbers in every column (pass numeric_only=True or select the numeric columns; line {line_of(call)})."
+            f"{error}: {what}: {frame.expr}[{column!r}] holds text such as {values[0]!r}; {func.attr}() "
+            "needs "
+            "numbers in every column (pass numeric_only=True or select the numeric columns; line "
+            f"{line_of(call)})."
         ),
         evidence=[f"{frame.expr}[{column!r}] values include {values}"],
         line=line_of(call),

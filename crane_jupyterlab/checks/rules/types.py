@@ -104,7 +104,8 @@ def _not_callable(ctx: CellContext, site: Site, call: ast.Call) -> Finding | Non
         )
     return Finding(
         rule=RULE,
-        message=f"TypeError: '{_short(what)}' object is not callable: {ast.unparse(func)} (line {line_of(call)}).",
+        message=f"TypeError: '{_short(what)}' object is not callable: {ast.unparse(func)} (line "
+        f"{line_of(call)}).",
         evidence=evidence,
         line=line_of(call),
     )
@@ -119,7 +120,8 @@ def _not_subscriptable(ctx: CellContext, site: Site, node: ast.Subscript) -> Fin
         return None
     return Finding(
         rule=RULE,
-        message=f"TypeError: '{_short(info.type)}' object is not subscriptable: {info.expr} (line {line_of(node)}).",
+        message=f"TypeError: '{_short(info.type)}' object is not subscriptable: {info.expr} (line "
+        f"{line_of(node)}).",
         evidence=[f"{info.expr} holds a {info.type}" + (f" ({info.derived})" if info.derived else "")],
         line=line_of(node),
     )
@@ -162,7 +164,8 @@ def _loop_over(ctx: CellContext, node: ast.For) -> Finding | None:
         return None
     return Finding(
         rule=RULE,
-        message=f"TypeError: '{_short(info.type)}' object is not iterable: for ... in {info.expr} (line {line_of(node)}).",
+        message=f"TypeError: '{_short(info.type)}' object is not iterable: for ... in {info.expr} (line "
+        f"{line_of(node)}).",
         evidence=[f"{info.expr} holds a {info.type}"],
         line=line_of(node),
     )

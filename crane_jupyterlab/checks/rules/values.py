@@ -180,10 +180,7 @@ def _size_parameter(ctx: CellContext, site: Site, call: ast.Call) -> Finding | N
     n_samples, n_features = x.shape
     assert isinstance(n_samples, int) and isinstance(n_features, int)
     limit = min(n_samples, n_features) if param == "n_components" and cls == "PCA" else n_samples
-    if param == "n_neighbors":
-        broken = value > n_samples
-    else:
-        broken = value > limit
+    broken = value > n_samples if param == "n_neighbors" else value > limit
     if not broken or site.caught(("ValueError",)):
         return None
     return Finding(
