@@ -1,4 +1,5 @@
-"""Which expressions of a cell certainly run, and what may have changed before each of them.
+"""Which expressions of a cell certainly run, and what may have changed before each of them (the walker;
+what calls may change is effects.py, the recorded Site is site.py).
 
 The walker visits a cell's AST in evaluation order and records one `Site` per expression, post-order (a
 call is recorded after its arguments were evaluated). A site is `certain` when every execution of the
@@ -16,182 +17,32 @@ true after a call that may run user code (which can change any global).
 from __future__ import annotations
 
 import ast
-import builtins
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-# Builtins that neither mutate their arguments nor run user code that could.
-PURE_BUILTINS = frozenset(
-    {
-        "abs", "all", "any", "ascii", "bin", "bool", "bytes", "callable", "chr", "complex", "dict", "dir",
-        "divmod", "enumerate", "float", "format", "frozenset", "hasattr", "hash", "hex", "id", "int",
-        "isinstance", "issubclass", "iter", "len", "list", "max", "min", "oct", "ord", "pow", "print",
-        "range", "repr", "reversed", "round", "set", "slice", "sorted", "str", "sum", "tuple", "type",
-        "zip", "display",
-    }
-)  # fmt: skip
-# Builtins that can define or change globals behind the walker's back.
-DYNAMIC_BUILTINS = frozenset(
-    {"exec", "eval", "globals", "locals", "vars", "setattr", "delattr", "__import__"}
+from .astutil import _as_load, _handler_types, _may_jump, _nonempty, _target_id, _target_names
+from .effects import (
+    DYNAMIC_BUILTINS,
+    PURE_BUILTINS,
+    PURE_METHODS,
+    CallEffects,
+    _context_is_plain,
 )
+from .site import Site, root_name
 
-# Methods that leave their receiver as it was (unless called with inplace=True).
-PURE_METHODS = frozenset(
-    {
-        # pandas / numpy / torch reads
-        "head", "tail", "describe", "info", "copy", "groupby", "sum", "mean", "median", "std", "var", "max",
-        "min", "count", "value_counts", "nunique", "unique", "isna", "isnull", "notna", "notnull", "corr",
-        "cov", "plot", "hist", "boxplot", "to_csv", "to_numpy", "to_list", "tolist", "astype", "query",
-        "sort_values", "sort_index", "merge", "join", "drop", "drop_duplicates", "dropna", "fillna",
-        "replace", "rename", "reset_index", "set_index", "apply", "map", "agg", "aggregate", "round", "abs",
-        "any", "all", "argmax", "argmin", "idxmax", "idxmin", "reshape", "ravel", "flatten", "transpose",
-        "squeeze", "sample", "filter", "select_dtypes", "get_dummies", "pivot", "pivot_table", "melt",
-        "stack", "unstack", "iterrows", "itertuples", "items", "keys", "values", "get", "nlargest",
-        "nsmallest", "cumsum", "diff", "shift", "rolling", "resample", "isin", "between", "clip", "where",
-        "mask", "duplicated", "memory_usage", "equals", "dot", "item", "numpy", "detach", "clone", "size",
-        "dim", "view", "float", "long", "int", "double", "nelement", "argsort", "format", "split", "strip",
-        "lower", "upper", "startswith", "endswith", "splitlines", "index",
-        # estimators and models: inference only
-        "predict", "predict_proba", "predict_log_proba", "decision_function", "transform", "score",
-        "get_params", "get_feature_names_out", "summary", "evaluate", "count_params", "get_layer",
-        "get_weights", "parameters", "named_parameters", "state_dict", "children", "modules", "eval",
-    }
-)  # fmt: skip
-
-# Library functions that change the objects they are given (not their receiver).
-ARGUMENT_MUTATORS = frozenset(
-    {"shuffle", "copyto", "put", "place", "putmask", "fill_diagonal", "update", "setdefault", "seed",
-     "random_split", "apply_along_axis", "exec", "eval", "setattr", "delattr", "append", "extend",
-     "insert", "remove", "pop", "clear", "sort", "reverse", "__setitem__"}
-)  # fmt: skip
-
-# Context managers that do not swallow exceptions, by the last part of the called name.
-PLAIN_CONTEXTS = frozenset(
-    {
-        "open", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "device", "GradientTape",
-        "catch_warnings", "context", "option_context", "errstate", "axes_style", "plotting_context", "scope",
-        "name_scope", "tqdm", "TemporaryDirectory", "record_function", "profile",
-        "redirect_stdout", "redirect_stderr", "printoptions", "rc_context", "parallel_backend",
-        "config_context", "threadpool_limits", "xkcd", "set_printoptions",
-        "detect_anomaly", "default_device", "Session", "as_default", "start_run", "Timer",
-    }
-)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Site:
-    """One expression of the cell, with the cell state just before it is evaluated."""
-
-    node: ast.expr
-    certain: bool
-    handlers: tuple[tuple[str, ...] | None, ...]  # enclosing `except` clauses; None = bare/unknown
-    bound: frozenset[str]
-    touched: frozenset[str]
-    deleted: frozenset[str]
-    barrier: bool
-    imports: tuple[tuple[str, str], ...] = ()  # names bound by an import in this cell, still current
-    constructed: tuple[tuple[str, ast.Call], ...] = ()  # names bound to `name = Call(...)`, untouched since
-    unpacked: tuple[tuple[str, tuple[ast.Call, int]], ...] = ()  # `fig, ax = plt.subplots()`: ax -> (call, 1)
-    fitted: tuple[tuple[str, tuple[ast.Call, ast.Call]], ...] = ()  # `m = C(); m.fit(X)`: m -> (C(), fit)
-    assigned: tuple[tuple[str, ast.expr], ...] = ()  # `X = <expr>` that certainly ran, X untouched since
-
-    def imported(self, name: str) -> str | None:
-        """The dotted path `name` was imported as in this cell (`pd` -> `pandas`), if it still is."""
-        return dict(self.imports).get(name)
-
-    def made_by(self, name: str) -> ast.Call | None:
-        """The call whose result `name` holds, unchanged since (`clf = LogisticRegression()`)."""
-        return None if self.barrier else dict(self.constructed).get(name)
-
-    def fitted_here(self, name: str) -> tuple[ast.Call, ast.Call] | None:
-        """(constructor call, fit call) when this cell built `name` and then fitted it, untouched since."""
-        return None if self.barrier else dict(self.fitted).get(name)
-
-    def unpacked_from(self, name: str) -> tuple[ast.Call, int] | None:
-        """The call and position `name` was unpacked from (`fig, ax = plt.subplots()`), unchanged since."""
-        return None if self.barrier else dict(self.unpacked).get(name)
-
-    def assigned_value(self, name: str) -> ast.expr | None:
-        """The expression `name` was last bound to by a plain assignment that certainly ran, when
-        nothing may have changed the object since."""
-        return None if self.barrier else dict(self.assigned).get(name)
-
-    def pristine(self, name: str) -> bool:
-        """True when `name` still denotes the kernel's object, unchanged, at this site."""
-        return not self.barrier and name not in self.touched and name not in self.bound
-
-    def caught(self, exc_bases: tuple[str, ...]) -> bool:
-        """Whether an enclosing `try` could catch an exception with these builtin base classes."""
-        return any(_handler_catches(h, exc_bases) for h in self.handlers)
-
-
-def _handler_catches(handler: tuple[str, ...] | None, exc_bases: tuple[str, ...]) -> bool:
-    if handler is None:
-        return True
-    for name in handler:
-        cls = getattr(builtins, name, None)
-        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
-            return True  # a library exception class may subclass ours: assume it catches
-        for base in exc_bases:
-            exc = getattr(builtins, base, None)
-            if isinstance(exc, type) and issubclass(exc, cls):
-                return True
-    return False
-
-
-def root_name(node: ast.expr) -> str | None:
-    """`df` for `df`, `df.a.b`, `df['x'].y` and `df.m(...)`; None for anything else."""
-    while True:
-        if isinstance(node, ast.Name):
-            return node.id
-        if isinstance(node, (ast.Attribute, ast.Subscript)):
-            node = node.value
-        elif isinstance(node, ast.Call):
-            node = node.func
-        else:
-            return None
-
-
-def _target_names(target: ast.expr) -> Iterator[str]:
-    for sub in ast.walk(target):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
-            yield sub.id
-
-
-def _target_id(target: ast.expr) -> str:
-    assert isinstance(target, ast.Name)
-    return target.id
-
-
-def _handler_types(handler: ast.ExceptHandler) -> tuple[str, ...] | None:
-    if handler.type is None:
-        return None
-    elts = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    names: list[str] = []
-    for elt in elts:
-        if isinstance(elt, ast.Name):
-            names.append(elt.id)
-        elif isinstance(elt, ast.Attribute):
-            names.append(ast.unparse(elt))  # never a builtin name: treated as catching anything
-        else:
-            return None
-    return tuple(names)
-
-
-def _context_is_plain(expr: ast.expr) -> bool:
-    func = expr.func if isinstance(expr, ast.Call) else expr
-    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    return last in PLAIN_CONTEXTS
-
-
-def _truthy_inplace(call: ast.Call) -> bool:
-    for kw in call.keywords:
-        if kw.arg == "inplace":
-            return not (isinstance(kw.value, ast.Constant) and kw.value.value is False)
-        if kw.arg is None:
-            return True  # **kwargs may carry inplace=True
-    return False
+# Re-exported: the rules import the walker's vocabulary from here.
+__all__ = [
+    "DYNAMIC_BUILTINS",
+    "PURE_BUILTINS",
+    "PURE_METHODS",
+    "Runtime",
+    "Site",
+    "_context_is_plain",
+    "_may_jump",
+    "root_name",
+    "walk_cell",
+]
 
 
 @dataclass
@@ -225,7 +76,7 @@ class _NoRuntime:
         return _nonempty(node)
 
 
-class _Walker:
+class _Walker(CallEffects):
     def __init__(self, is_library: Callable[[str], bool], is_module: Callable[[str], bool]) -> None:
         self.is_library = is_library
         self.is_module = is_module
@@ -594,164 +445,6 @@ class _Walker:
             self.expr(node.value)
         else:
             self.expr(node.elt)
-
-    def call_effects(self, call: ast.Call) -> None:
-        func = call.func
-        if self.opaque(call):
-            self.s.barrier = True
-        if isinstance(func, ast.Attribute):
-            receiver = root_name(func.value)
-            if (
-                receiver is not None
-                and not self.is_module_name(receiver)
-                and (func.attr not in PURE_METHODS or _truthy_inplace(call))
-            ):
-                self.touch(receiver)
-        pure_callee = (isinstance(func, ast.Name) and func.id in PURE_BUILTINS) or self.leaves_arguments(call)
-        if not pure_callee:
-            for arg in [*call.args, *(kw.value for kw in call.keywords)]:
-                value = arg.value if isinstance(arg, ast.Starred) else arg
-                if isinstance(value, ast.Name):
-                    self.touch(value.id)
-                elif isinstance(value, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
-                    for sub in ast.walk(value):
-                        if isinstance(sub, ast.Name):
-                            self.touch(sub.id)
-
-    def leaves_arguments(self, call: ast.Call) -> bool:
-        """A library call that reads its arguments without changing them (`model.fit(X, y)`,
-        `train_test_split(X, y)`, `np.mean(a)`): everything but the known in-place functions, torch's
-        `*_` initialisers and transformers asked not to copy."""
-        func = call.func
-        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        if not last or last in ARGUMENT_MUTATORS or last.endswith("_") or self.opaque(call):
-            return False
-        return not any(
-            kw.arg == "copy" and isinstance(kw.value, ast.Constant) and kw.value.value is False
-            for kw in call.keywords
-        )
-
-    def opaque(self, call: ast.Call) -> bool:
-        """True when the call may run code of the user's (which can change any global)."""
-        func = call.func
-        name = root_name(func)
-        if isinstance(func, ast.Name) and func.id in DYNAMIC_BUILTINS:
-            return True
-        if name is None:
-            # `(y > 3).astype(int)`: a method of a value computed from library objects only runs
-            # library code; anything else (`(lambda: ...)()`, `fns[0]()`) may run the user's
-            if not (isinstance(func, ast.Attribute) and self.library_expr(func.value)):
-                return True
-        elif name == "get_ipython":
-            # `get_ipython()` only returns the shell; %run, %store -r, %pylab can define anything.
-            return not (isinstance(func, ast.Name) or _harmless_magic(call))
-        elif not self.library_name(name):
-            return True
-        # A user callable handed to a library (df.apply(func), map(f, xs)) runs too.
-        for arg in [*call.args, *(kw.value for kw in call.keywords)]:
-            value = arg.value if isinstance(arg, ast.Starred) else arg
-            if isinstance(value, ast.Name) and not self.library_name(value.id):
-                return True
-            if isinstance(value, ast.Lambda) and _lambda_calls_out(value):
-                return True
-        return False
-
-    def is_module_name(self, name: str) -> bool:
-        """`np` in `np.zeros(3)`: calling a module's functions does not change the module binding."""
-        if name in self.s.bound:
-            return name in self.modules_imported and name in self.s.imports  # still that import's binding
-        return self.is_module(name)
-
-    def library_name(self, name: str) -> bool:
-        """Whether `name` certainly holds a builtin or a library object (whose methods run no user code)."""
-        if name in self.library_names:
-            return True
-        if name in self.s.bound or name in self.user_callables:
-            return False  # rebound in this cell by something we cannot vouch for
-        return hasattr(builtins, name) or self.is_library(name)
-
-    def library_expr(self, node: ast.expr) -> bool:
-        """Whether evaluating `node` runs no user code and yields a library object or plain value."""
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Lambda):
-                return False
-            if isinstance(sub, ast.Call) and self.opaque(sub):
-                return False
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and not self.library_name(sub.id):
-                return False
-        return True
-
-
-# Line magics that never define or change user variables.
-HARMLESS_MAGICS = frozenset(
-    {"matplotlib", "pip", "conda", "load_ext", "reload_ext", "autoreload", "aimport", "config", "env", "cd",
-     "pwd", "ls", "who", "whos", "precision", "xmode", "pdoc", "pinfo", "pinfo2", "psource", "history"}
-)  # fmt: skip
-
-
-def _harmless_magic(call: ast.Call) -> bool:
-    """`get_ipython().system(...)` (a `!cmd` line) or a line magic from HARMLESS_MAGICS."""
-    func = call.func
-    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)):
-        return False
-    if func.attr in ("system", "getoutput"):
-        return True
-    return (
-        func.attr == "run_line_magic"
-        and bool(call.args)
-        and (isinstance(call.args[0], ast.Constant) and call.args[0].value in HARMLESS_MAGICS)
-    )
-
-
-def _lambda_calls_out(lam: ast.Lambda) -> bool:
-    params = {a.arg for a in [*lam.args.posonlyargs, *lam.args.args, *lam.args.kwonlyargs]}
-    for sub in ast.walk(lam.body):
-        if isinstance(sub, ast.Call):
-            name = root_name(sub.func)
-            if name is None or (name not in params and name not in PURE_BUILTINS):
-                return True
-        if isinstance(sub, ast.NamedExpr):
-            return True
-    return False
-
-
-def _nonempty(node: ast.expr) -> bool:
-    """A loop iterable that certainly yields something: `range(5)`, `range(1, 10)`, `[a, b]`."""
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return bool(node.elts) and not any(isinstance(e, ast.Starred) for e in node.elts)
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"):
-        return False
-    if node.keywords or not 1 <= len(node.args) <= 2:
-        return False
-    bounds = [a.value if isinstance(a, ast.Constant) and type(a.value) is int else None for a in node.args]
-    if None in bounds:
-        return False
-    start, stop = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
-    return isinstance(start, int) and isinstance(stop, int) and stop > start
-
-
-def _may_jump(stmt: ast.stmt) -> bool:
-    """Whether `stmt` may leave the current loop iteration early (break/continue not in a nested loop)."""
-    stack: list[ast.AST] = [stmt]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, (ast.Break, ast.Continue)):
-            return True
-        if isinstance(cur, (ast.For, ast.AsyncFor, ast.While)):
-            stack.extend(cur.orelse)  # a break in the nested loop's body only leaves that loop
-            continue
-        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        stack.extend(ast.iter_child_nodes(cur))
-    return False
-
-
-def _as_load(node: ast.expr) -> ast.expr:
-    """A copy of an assignment/del target that reads it instead."""
-    copy = ast.copy_location(type(node)(**{f: getattr(node, f) for f in node._fields}), node)
-    if hasattr(copy, "ctx"):
-        copy.ctx = ast.Load()
-    return copy
 
 
 def walk_cell(
