@@ -67,6 +67,9 @@ export function StateLabel(props: {
 
 /** Milliseconds in words: "35 ms", "2.4 s", "3 min 5 s", "1 h 2 min". */
 export function formatDuration(ms: number): string {
+  if (ms <= 0) {
+    return '0 s';
+  }
   if (ms < 1000) {
     return `${Math.round(ms)} ms`;
   }

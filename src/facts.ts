@@ -148,21 +148,54 @@ function namesEntry(text: string, target: ITarget): boolean {
   );
 }
 
-/** Whether the deciding texts name this fact: its entry, and its key or its value. */
-function decides(
-  texts: string[],
+/**
+ * How precisely `text` names a fact: 3 for an entry the kernel lacks (named at all), 2 when it names
+ * the entry, the key and the value, 1 the entry and the key or the value, 0 not at all.
+ */
+function score(
+  text: string,
   target: ITarget,
   key: string | null,
   value: JSONValue | null
-): boolean {
+): number {
+  if (!namesEntry(text, target)) {
+    return 0;
+  }
+  if (key === null) {
+    return 3;
+  }
   const quoted = value === null ? null : quotable(value);
-  return texts.some(
-    t =>
-      namesEntry(t, target) &&
-      (key === null ||
-        names(t, key, false) ||
-        (quoted !== null && names(t, normalize(quoted), false)))
-  );
+  const byKey = names(text, key, false);
+  const byValue = quoted !== null && names(text, normalize(quoted), false);
+  return byKey && byValue ? 2 : byKey || byValue ? 1 : 0;
+}
+
+/** A row before the deciding texts are weighed. */
+interface IScoredRow {
+  row: IFactRow;
+  target: ITarget;
+  fact: { key: string; value: JSONValue } | null;
+}
+
+/**
+ * Mark the decisive rows: for each deciding text, the rows it names most precisely. A text that
+ * quotes a whole runtime line names many facts loosely and the one that matters precisely (a
+ * missing column), so only its best matches count; each check's evidence line is a text of its own.
+ */
+function markDecisive(scored: IScoredRow[], texts: string[]): void {
+  for (const text of texts) {
+    const scores = scored.map(s =>
+      score(text, s.target, s.fact?.key ?? null, s.fact?.value ?? null)
+    );
+    const best = Math.max(0, ...scores);
+    if (best > 0) {
+      scores.forEach((value, i) => {
+        if (value === best) {
+          scored[i].row.decisive = true;
+        }
+      });
+    }
+  }
 }
 
 /**
@@ -178,8 +211,7 @@ export function factsByObject(
   if (!runtime) {
     return [];
   }
-  const deciding = texts.map(normalize);
-  const groups: IObjectFacts[] = [];
+  const scored: IScoredRow[] = [];
   const rowsOf = (
     entry: IRuntimeEntry,
     level: number,
@@ -198,24 +230,28 @@ export function factsByObject(
       flagged: flag !== null
     };
     if (flag) {
-      rows.push({
+      const row: IFactRow = {
         expr: entry.expr,
         key: '',
         value: flag === 'error' ? String(entry.error) : '',
         cat: null,
         flag,
-        decisive: decides(deciding, target, null, null)
-      });
+        decisive: false
+      };
+      rows.push(row);
+      scored.push({ row, target, fact: null });
     }
     for (const fact of entry.facts ?? []) {
-      rows.push({
+      const row: IFactRow = {
         expr: entry.expr,
         key: fact.key,
         value: formatValue(fact.value),
         cat: isCategory(fact.cat) ? fact.cat : null,
         flag: null,
-        decisive: decides(deciding, target, fact.key, fact.value)
-      });
+        decisive: false
+      };
+      rows.push(row);
+      scored.push({ row, target, fact });
     }
     if (level < depth) {
       for (const child of entry.children ?? []) {
@@ -224,42 +260,45 @@ export function factsByObject(
     }
     return rows;
   };
+  const grouped: {
+    expr: string;
+    type: string;
+    entry: IRuntimeEntry | null;
+    rows: IFactRow[];
+  }[] = [];
   for (const entry of runtime.objects ?? []) {
-    const rows = rowsOf(entry, 1, null);
-    groups.push({
+    grouped.push({
       expr: entry.expr,
       type: entry.type,
-      via: entry.via ?? null,
-      relation: entry.relation ?? null,
-      rows: decisiveFirst(rows),
-      decisive: rows.some(r => r.decisive)
+      entry,
+      rows: rowsOf(entry, 1, null)
     });
   }
   for (const name of runtime.undefined ?? []) {
-    const decisive = decides(
-      deciding,
-      { expr: name, label: null, parent: null, flagged: true },
-      null,
-      null
-    );
-    groups.push({
+    const row: IFactRow = {
       expr: name,
-      type: '',
-      via: null,
-      relation: null,
-      rows: [
-        {
-          expr: name,
-          key: '',
-          value: '',
-          cat: null,
-          flag: 'undefined',
-          decisive
-        }
-      ],
-      decisive
+      key: '',
+      value: '',
+      cat: null,
+      flag: 'undefined',
+      decisive: false
+    };
+    scored.push({
+      row,
+      target: { expr: name, label: null, parent: null, flagged: true },
+      fact: null
     });
+    grouped.push({ expr: name, type: '', entry: null, rows: [row] });
   }
+  markDecisive(scored, texts.map(normalize));
+  const groups: IObjectFacts[] = grouped.map(g => ({
+    expr: g.expr,
+    type: g.type,
+    via: g.entry?.via ?? null,
+    relation: g.entry?.relation ?? null,
+    rows: decisiveFirst(g.rows),
+    decisive: g.rows.some(r => r.decisive)
+  }));
   return decisiveFirst(groups);
 }
 

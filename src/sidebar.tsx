@@ -177,7 +177,7 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
               disabled={checking}
               onClick={() => void watcher.check(cell)}
             >
-              {trans.__('Check again')}
+              {record ? trans.__('Check again') : trans.__('Check now')}
             </button>
             {trialMode !== 'off' && (
               <button

@@ -284,6 +284,7 @@ describe('CraneSidebar', () => {
 
 describe('formatDuration', () => {
   it('says durations the way people do', () => {
+    expect(formatDuration(0)).toBe('0 s');
     expect(formatDuration(35.4)).toBe('35 ms');
     expect(formatDuration(2400)).toBe('2.4 s');
     expect(formatDuration(42_000)).toBe('42 s');
