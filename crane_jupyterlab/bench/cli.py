@@ -11,16 +11,19 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import junobench, live, serverspeed, speed
+from . import junobench, live, serverspeed, speed, verify
 
 # Sub-command modules, in the order `--help` lists them; each has `register(subparsers)`.
-SUBCOMMANDS = (live, junobench, speed, serverspeed)
+SUBCOMMANDS = (live, verify, junobench, speed, serverspeed)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="crane-bench",
-        description="Benchmarks of crane-jupyterlab: the live crash suite, JunoBench, and speed.",
+        description=(
+            "Benchmarks of crane-jupyterlab: the live crash suite (and verifying a suite's cases), JunoBench,"
+            " and speed."
+        ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in SUBCOMMANDS:

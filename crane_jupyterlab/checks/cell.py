@@ -23,7 +23,8 @@ class CellSyntaxError:
     msg: str
 
 
-def _transform(source: str) -> str:
+def to_python(source: str) -> str:
+    """The cell as the plain Python IPython compiles (the probe's own transform, `kernel/cell.py`)."""
     # The kernel's own transform (kernel/cell.py) uses IPython's transformer when IPython is loaded.
     with contextlib.suppress(ImportError):
         import IPython.core.inputtransformer2  # noqa: F401
@@ -37,7 +38,7 @@ def parse_cell(source: str) -> tuple[ast.Module | None, CellSyntaxError | None]:
     `compile` runs after `ast.parse` because some errors (`return` outside a function, `break` outside
     a loop) come from the compiler only. Top-level `await` is allowed, as in IPython.
     """
-    code = _transform(source)
+    code = to_python(source)
     try:
         # The user's invalid escapes ("\d" in a plain string) would warn into the server's log on every
         # check; the kernel shows them to the user when the cell runs.

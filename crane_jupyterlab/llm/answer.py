@@ -87,8 +87,9 @@ def _json_objects(text: str) -> list[tuple[Any, int, int]]:
         pos = end
 
 
-def parse_answer(text: str | None) -> Answer:
-    """Validate a raw completion; raise `MalformedAnswer` when it has no single reading."""
+def extract_object(text: str | None) -> dict[str, Any]:
+    """The one JSON object of a raw completion (the repairs of the module docstring); `MalformedAnswer`
+    when there is none, or more than one, or it is not an object."""
     if text is None or not text.strip():
         raise MalformedAnswer("the model returned an empty answer")
     body = text.strip()
@@ -105,8 +106,18 @@ def parse_answer(text: str | None) -> Answer:
         obj = objects[0][0]
     if not isinstance(obj, dict):
         raise MalformedAnswer(f"the model's answer is not a JSON object: {_preview(text)}")
+    return obj
+
+
+def schema_errors(exc: ValidationError) -> str:
+    """A pydantic validation error as `field: reason, ...` for a `MalformedAnswer` message."""
+    return ", ".join(f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors())
+
+
+def parse_answer(text: str | None) -> Answer:
+    """Validate a raw completion; raise `MalformedAnswer` when it has no single reading."""
+    obj = extract_object(text)
     try:
         return Answer.model_validate(obj)
     except ValidationError as exc:
-        fields = ", ".join(f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors())
-        raise MalformedAnswer(f"the model's answer does not fit the schema ({fields})") from None
+        raise MalformedAnswer(f"the model's answer does not fit the schema ({schema_errors(exc)})") from None

@@ -37,7 +37,9 @@ from .votes import check_votes, majority
 PLACEHOLDER_KEY = "no-key"
 
 
-def response_format_for(mode: str, model: str) -> dict[str, Any] | None:
+def response_format_for(
+    mode: str, model: str, schema: dict[str, Any] = ANSWER_SCHEMA, name: str = "crash_verdict"
+) -> dict[str, Any] | None:
     """The `response_format` to send for `mode` (auto asks litellm whether the model takes a schema).
 
     json_object_schema is `{"type": "json_object", "schema": ...}`: what llama.cpp's server accepts
@@ -53,12 +55,12 @@ def response_format_for(mode: str, model: str) -> dict[str, Any] | None:
     if mode == "json_schema":
         return {
             "type": "json_schema",
-            "json_schema": {"name": "crash_verdict", "schema": ANSWER_SCHEMA, "strict": True},
+            "json_schema": {"name": name, "schema": schema, "strict": True},
         }
     if mode == "json_object":
         return {"type": "json_object"}
     if mode == "json_object_schema":
-        return {"type": "json_object", "schema": ANSWER_SCHEMA}
+        return {"type": "json_object", "schema": schema}
     return None
 
 
@@ -142,6 +144,17 @@ def classify(exc: BaseException, model: str, secrets: tuple[str, ...] = ()) -> L
 
 
 @dataclass
+class Completion:
+    """One chat completion's text and usage."""
+
+    content: str
+    finish_reason: str | None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+@dataclass
 class _Sample:
     answer: Answer | None
     error: LLMError | None
@@ -162,6 +175,8 @@ class LiteLLMBackend:
         (delay doubles from the base, capped; a Retry-After header wins when shorter than the cap).
     response_format: auto | json_schema | json_object | json_object_schema | none.
     cache: a `VerdictCache`, or None for no caching.
+    schema: (name, JSON schema) of the answer asked for by structured output; the crash verdict's by
+        default (the diagnosis judge asks for its own through `complete`).
     """
 
     name = "litellm"
@@ -183,6 +198,7 @@ class LiteLLMBackend:
         prompt: PromptSettings | None = None,
         cache: VerdictCache | None = None,
         extra_params: dict[str, Any] | None = None,
+        schema: tuple[str, dict[str, Any]] = ("crash_verdict", ANSWER_SCHEMA),
     ):
         if not isinstance(model, str) or not model.strip():
             raise ValueError("model must be a litellm model string such as 'openai/gpt-5'")
@@ -210,6 +226,7 @@ class LiteLLMBackend:
         self.prompt = prompt or PromptSettings()
         self.cache = cache
         self.extra_params = dict(extra_params or {})
+        self.schema = schema
         self._response_format: dict[str, Any] | None = None
         self._format_resolved = False
 
@@ -219,7 +236,8 @@ class LiteLLMBackend:
 
     def _format(self) -> dict[str, Any] | None:
         if not self._format_resolved:
-            self._response_format = response_format_for(self.response_format_mode, self.model)
+            name, schema = self.schema
+            self._response_format = response_format_for(self.response_format_mode, self.model, schema, name)
             self._format_resolved = True
         return self._response_format
 
@@ -278,14 +296,10 @@ class LiteLLMBackend:
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")  # the loop always returns or raises
 
-    async def _sample(self, messages: list[dict[str, str]]) -> _Sample:
-        try:
-            response = await self._complete(self._call_params(messages))
-        except LLMError as error:
-            return _Sample(None, error)
+    async def complete(self, messages: list[dict[str, str]]) -> Completion:
+        """One completion of `messages` with this backend's settings; a typed `LLMError` otherwise."""
+        response = await self._complete(self._call_params(messages))
         usage = getattr(response, "usage", None)
-        prompt_tokens = getattr(usage, "prompt_tokens", None)
-        completion_tokens = getattr(usage, "completion_tokens", None)
         cost: float | None = None
         with contextlib.suppress(Exception):
             cost = float(_litellm().completion_cost(completion_response=response))
@@ -293,14 +307,29 @@ class LiteLLMBackend:
             choice = response.choices[0]
             content = choice.message.content
         except (AttributeError, IndexError, TypeError):
-            return _Sample(None, MalformedAnswer(f"{self.model}: the response has no message"))
+            raise MalformedAnswer(
+                f"{self.model}: the response has no message", secrets=self._secrets
+            ) from None
+        return Completion(
+            content=content if isinstance(content, str) else "",
+            finish_reason=getattr(choice, "finish_reason", None),
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+            cost_usd=cost,
+        )
+
+    async def _sample(self, messages: list[dict[str, str]]) -> _Sample:
         try:
-            answer = parse_answer(content)
+            done = await self.complete(messages)
+        except LLMError as error:
+            return _Sample(None, error)
+        try:
+            answer = parse_answer(done.content)
         except MalformedAnswer as error:
-            why = "the answer was cut off at the token limit: " if choice.finish_reason == "length" else ""
+            why = "the answer was cut off at the token limit: " if done.finish_reason == "length" else ""
             error = MalformedAnswer(f"{self.model}: {why}{error.message}", secrets=self._secrets)
-            return _Sample(None, error, prompt_tokens, completion_tokens, cost)
-        return _Sample(answer, None, prompt_tokens, completion_tokens, cost)
+            return _Sample(None, error, done.prompt_tokens, done.completion_tokens, done.cost_usd)
+        return _Sample(answer, None, done.prompt_tokens, done.completion_tokens, done.cost_usd)
 
     async def predict(self, request: PredictionRequest) -> Verdict:
         # Off the event loop: token counting (and litellm's multi-second first import) would block it.
