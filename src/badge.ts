@@ -5,7 +5,7 @@ import { Widget } from '@lumino/widgets';
 
 import { crashIcon, maybeIcon, missedIcon, observedIcon } from './icons';
 import type { CellState, IDescription } from './levels';
-import { describe } from './levels';
+import { describeCell } from './levels';
 import type { ICheckRecord } from './tokens';
 import type { ICellView } from './verdict';
 
@@ -134,7 +134,7 @@ export class CellBadge extends Widget {
     this._state = view.state;
     this.node.dataset.craneState = view.state;
 
-    const d = describe(trans, view, record);
+    const d = describeCell(trans, view, record);
     this._label.textContent = d.label;
     this._basis.textContent = d.basis ? ` (${d.basis})` : '';
     const cause = d.line !== null ? lineText(trans, d.cause, d.line) : d.cause;

@@ -3,7 +3,7 @@ import type { Cell } from '@jupyterlab/cells';
 import type { TranslationBundle } from '@jupyterlab/translation';
 
 import { describeText } from './badge';
-import { describe } from './levels';
+import { describeCell } from './levels';
 import { cellView, isFreshWarning } from './verdict';
 import type { NotebookWatcher } from './watcher';
 
@@ -41,7 +41,7 @@ export async function confirmRun(
       cell.model.sharedModel.getSource(),
       watcher.checks.epoch
     );
-    return describe(trans, view, record);
+    return describeCell(trans, view, record);
   });
   const certain = descriptions.every(d => d.state === 'will-crash');
   const possible = descriptions.every(d => d.state === 'may-crash');

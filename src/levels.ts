@@ -290,7 +290,7 @@ export interface IDescription {
 /**
  * Describe a cell's state from its view (see `cellView`) and last record.
  */
-export function describe(
+export function describeCell(
   trans: TranslationBundle,
   view: { state: CellState; stale: boolean },
   record: ICheckRecord | undefined

@@ -5,7 +5,7 @@ import React from 'react';
 
 import { Diagnosis, formatDuration, StateLabel } from './diagnosis';
 import { craneIcon } from './icons';
-import { describe } from './levels';
+import { describeCell } from './levels';
 import type { CraneSettings } from './settings';
 import type { ISessionFigures } from './stats';
 import { cellView } from './verdict';
@@ -156,7 +156,7 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
     const record = watcher.recordOf(cell);
     const source = cell.model.sharedModel.getSource();
     const view = cellView(record, source, watcher.checks.epoch);
-    const d = describe(trans, view, record);
+    const d = describeCell(trans, view, record);
     const trialMode = settings.trialMode;
     const checking = view.state === 'checking';
     return (
@@ -291,7 +291,7 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
         <ol>
           {history.map(r => {
             const view = cellView(r, r.source, r.epoch);
-            const d = describe(trans, view, r);
+            const d = describeCell(trans, view, r);
             const firstLine =
               r.source.split('\n').find(line => line.trim()) ?? '';
             return (

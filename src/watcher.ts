@@ -117,7 +117,7 @@ export class NotebookWatcher implements IDisposable {
     this._onModelChanged(notebook);
     _options.settings.changed.connect(this._onSettingsChanged, this);
     this.checks.changed.connect(this._onRecordChanged, this);
-    this.stats.changed.connect(this._emitUpdate, this);
+    this.stats.changed.connect(this._onStatsChanged, this);
     this._onSettingsChanged();
     this._onActiveCellChanged(notebook, notebook.activeCell);
   }
@@ -278,11 +278,11 @@ export class NotebookWatcher implements IDisposable {
   }
 
   private _onRecordChanged(sender: CellChecks, cellId: string): void {
-    this._emitUpdate(cellId);
+    this._updated.emit(cellId);
   }
 
-  private _emitUpdate(cellId: unknown = ''): void {
-    this._updated.emit(typeof cellId === 'string' ? cellId : '');
+  private _onStatsChanged(): void {
+    this._updated.emit('');
   }
 
   // ---- notebook structure --------------------------------------------------------------------

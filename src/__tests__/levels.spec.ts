@@ -5,7 +5,7 @@ import {
   absentNames,
   assess,
   basisLabel,
-  describe as describeState,
+  describeCell,
   firstSentence,
   levelOf,
   plain,
@@ -181,7 +181,7 @@ describe('assess', () => {
 
 describe('describe', () => {
   it('writes each state the same way for every view', () => {
-    const d = describeState(
+    const d = describeCell(
       trans,
       { state: 'will-crash', stale: false },
       done(noModelCrash)
@@ -190,7 +190,7 @@ describe('describe', () => {
     expect(d.basis).toBe('certain: deterministic check (no model configured)');
     expect(d.cause).toBe("KeyError: df has no column 'Agee' (line 1).");
     expect(
-      describeState(
+      describeCell(
         trans,
         { state: 'will-crash', stale: false },
         done(syntaxError)
@@ -200,14 +200,14 @@ describe('describe', () => {
 
   it('describes a confirmed and a missed crash by the real exception', () => {
     const run = { ename: 'KeyError', evalue: "'Agee'", at: 1 };
-    const confirmed = describeState(
+    const confirmed = describeCell(
       trans,
       { state: 'confirmed', stale: false },
       done(checksCrash, { run: { ...run, kind: 'confirmed' } })
     );
     expect(confirmed.label).toBe('Crashed as warned');
     expect(confirmed.cause).toBe("KeyError: 'Agee'");
-    const missed = describeState(
+    const missed = describeCell(
       trans,
       { state: 'missed', stale: false },
       done(modelNoCrash, {
