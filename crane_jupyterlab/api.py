@@ -70,6 +70,7 @@ class AnalyzeRequest(BaseModel):
 class Timing(BaseModel):
     extraction_ms: float = 0.0
     llm_ms: float = 0.0
+    trial_ms: float = 0.0  # from starting the trial run to collecting its outcome (0: none)
     total_ms: float = 0.0
 
 

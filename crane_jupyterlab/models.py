@@ -54,6 +54,12 @@ class TrialOutcome(BaseModel):
     elapsed_ms: float | None = None  # how long the cell ran in the fork
     sandbox: str | None = None  # what enforced the sandbox, e.g. "landlock+seccomp+netns"
     reason: str | None = None  # blocked: the refused side effect; otherwise why the trial did not conclude
+    extra_memory_mb: float | None = None  # the trial's own memory (beyond what it shared with the kernel)
+
+    @property
+    def observed(self) -> bool:
+        """Whether the trial saw what the cell does: it crashed, or it ran to its end."""
+        return self.status in ("crashed", "finished")
 
 
 class PredictionRequest(BaseModel):
@@ -68,6 +74,8 @@ class PredictionRequest(BaseModel):
     # Shape of `runtime`: "probe" (docs/architecture.md section 1) or "junobench" (a JunoBench case's
     # `runtime_info_obj`, the paper extractor's dict), so the checks know how to read it.
     runtime_format: str = "probe"
+    # The trial run's outcome, when the cell was run in a sandboxed fork of the kernel (None: no trial).
+    trial: TrialOutcome | None = None
 
 
 class Verdict(BaseModel):

@@ -2,22 +2,48 @@
 by `crane-bench` alike, so the benchmark measures what ships.
 
 Evidence, strongest first:
-1. a **syntax error** (the cell cannot even start) and **certain findings** of the deterministic checks:
-   the crash follows from the facts, so the model is not consulted (it would cost time and money and
-   could only agree);
-2. the **model's prediction**, for everything the checks cannot prove.
-Without a model, no certain finding means "no crash found", which is not a proof of safety.
+1. a **syntax error**: the cell cannot even start;
+2. an **observed** outcome of the trial run (the cell run in a sandboxed fork of the kernel): it crashed,
+   with the real exception and line, or it ran to its end (the same code on the same state: no crash).
+   A trial that was blocked, timed out, ran out of memory or could not run says nothing either way;
+3. **certain findings** of the deterministic checks: the crash follows from the facts;
+4. the **model's prediction**, for everything the above cannot decide.
+Nothing here consults the model for 1-3 (it would cost time and money and could only agree). Without a
+model, no certain finding means "no crash found", which is not a proof of safety.
 """
 
 from __future__ import annotations
 
 from .checks import SYNTAX_RULE
-from .models import Finding, Verdict
+from .models import Finding, TrialOutcome, Verdict
 
 NO_CERTAIN_CRASH = "The deterministic checks found no certain crash (they cannot prove a cell safe)."
 
 
-def certain(findings: list[Finding]) -> Verdict | None:
+def observed(trial: TrialOutcome | None) -> Verdict | None:
+    """The verdict of a trial that saw the cell crash or finish; None when it did not conclude."""
+    if trial is None or not trial.observed:
+        return None
+    where = f" (sandbox: {trial.sandbox})" if trial.sandbox else ""
+    if trial.status == "crashed":
+        at = f" at line {trial.line}" if trial.line else ""
+        message = f": {trial.message}" if trial.message else ""
+        return Verdict(
+            detection=True,
+            reasoning=f"The cell raised {trial.exception}{message}{at} when it ran in a sandboxed copy of "
+            f"the kernel{where}.",
+            source="trial",
+        )
+    took = f" in {trial.elapsed_ms / 1000:.2f} s" if trial.elapsed_ms is not None else ""
+    return Verdict(
+        detection=False,
+        reasoning=f"The cell ran to its end{took} in a sandboxed copy of the kernel{where}, without an "
+        "exception.",
+        source="trial",
+    )
+
+
+def certain(findings: list[Finding], trial: TrialOutcome | None = None) -> Verdict | None:
     """The verdict that needs no model, or None when only a model can decide."""
     syntax = next((f for f in findings if f.rule == SYNTAX_RULE), None)
     if syntax is not None:
@@ -27,6 +53,10 @@ def certain(findings: list[Finding]) -> Verdict | None:
             source="syntax",
             findings=[syntax],
         )
+    seen = observed(trial)
+    if seen is not None:
+        # An observation outranks the checks: findings that agree come along as the explanation.
+        return seen.model_copy(update={"findings": findings if seen.detection else []})
     if findings:
         return Verdict(
             detection=True,
@@ -37,11 +67,23 @@ def certain(findings: list[Finding]) -> Verdict | None:
     return None
 
 
-def without_model(findings: list[Finding]) -> Verdict:
+def without_model(findings: list[Finding], trial: TrialOutcome | None = None) -> Verdict:
     """The verdict when no model may be asked: the certain one, else "no certain crash found"."""
-    return certain(findings) or Verdict(detection=False, reasoning=NO_CERTAIN_CRASH, source="checks")
+    return certain(findings, trial) or Verdict(detection=False, reasoning=NO_CERTAIN_CRASH, source="checks")
 
 
 def from_model(prediction: Verdict) -> Verdict:
     """The model's prediction as the verdict of a cell nothing certain was found in."""
     return prediction.model_copy(update={"source": "llm", "findings": []})
+
+
+def from_trial_alone(trial: TrialOutcome | None) -> Verdict:
+    """The trial's verdict with no other evidence (`crane-bench --backend trial`): a crash only when one
+    was observed."""
+    seen = observed(trial)
+    if seen is not None:
+        return seen
+    why = trial.reason if trial is not None and trial.reason else "no trial ran"
+    status = trial.status if trial is not None else "none"
+    reasoning = f"The trial did not conclude ({status}: {why})."
+    return Verdict(detection=False, reasoning=reasoning, source="trial")

@@ -40,9 +40,9 @@ def render(result: dict[str, Any], categories: str = "SRV") -> str:
         if isinstance(entry, dict):
             lines.append(_entry_line(entry, cats))
     if result.get("budget_exhausted"):
-        lines.append("(time budget reached: later objects described by type only)")
+        lines.append("(time budget reached: value statistics of later objects skipped)")
     if result.get("error"):
-        lines.append(f"(probe error: {result['error']})")
+        lines.append(f"(probe error: {_one_line(result['error'])})")
     return "\n".join(line for line in lines if line)
 
 
@@ -62,6 +62,7 @@ def _modules(mods: list[Any], cats: frozenset[str]) -> str:
         facts = _facts(m, cats)
         if "grad_enabled" in facts:
             text += " (grad enabled" if facts["grad_enabled"] else " (grad disabled: no_grad"
+            text += ", autocast on" if facts.get("autocast") is True else ""
             text += ", no cuda)" if facts.get("cuda_available") is False else ")"
         parts.append(text)
     return f"libraries: {', '.join(parts)}" if parts and cats & {"R", "V"} else ""
@@ -109,7 +110,7 @@ def _entry_line(entry: dict[str, Any], cats: frozenset[str], parent: str | None 
             text = f"{head}: MISSING (style not available); close: {', '.join(_val(c) for c in close)}"
         return text
     if entry.get("error") and not facts:
-        return f"{head}: {tname} ({entry['error']})"
+        return f"{head}: {tname} ({_one_line(entry['error'])})"
     if entry.get("type") == "call":  # a call whose arguments cannot bind (probe: _argument_checks)
         if "bind_error" not in facts:
             return ""
@@ -119,7 +120,7 @@ def _entry_line(entry: dict[str, Any], cats: frozenset[str], parent: str | None 
     body = _RENDERERS.get(kind, _generic)(entry, facts, cats)
     text = f"{head}: {tname}" + (f" {body}" if body else "")
     if entry.get("error"):
-        text += f" ({entry['error']})"
+        text += f" ({_one_line(entry['error'])})"
     return text
 
 
@@ -163,6 +164,19 @@ def _val(v: Any) -> str:
     if isinstance(v, dict):
         return "{" + ", ".join(f"{_val(k)}: {_val(x)}" for k, x in v.items()) + "}"
     return str(v)
+
+
+def _device(v: Any) -> str:
+    """One notation for devices, tensors' and modules' alike: `cuda:0`, `[cpu, cuda:0]`, never quoted."""
+    if isinstance(v, list):
+        return "[" + ", ".join(str(d) for d in v) + "]"
+    return str(v)
+
+
+def _one_line(text: Any) -> str:
+    """A probe's error on one line of the runtime block: CUDA errors run over many lines."""
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return lines[0] if len(lines) <= 1 else f"{lines[0]} ..."
 
 
 def _shape(v: Any) -> str:
@@ -218,7 +232,7 @@ def _generic(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str])
         parts.append(f"len {facts['len']}")
     for key in ("dtype", "device", "mode", "format", "version"):
         if key in facts:
-            parts.append(str(facts[key]))
+            parts.append(_device(facts[key]) if key == "device" else str(facts[key]))
     if facts.get("requires_grad"):
         parts.append("requires_grad")
     if facts.get("contiguous") is False:
@@ -375,7 +389,8 @@ def _layer(child: dict[str, Any], prefix: str, cats: frozenset[str]) -> str:
             dims.append(f"{key}={_val(cf[key])}")
     if "name" in cf:
         label = str(cf["name"])
-    return f"{label} {kind}" + (f"({', '.join(dims)})" if dims else "")
+    where = f" on {_device(cf['weight_device'])}" if "weight_device" in cf else ""
+    return f"{label} {kind}" + (f"({', '.join(dims)})" if dims else "") + where
 
 
 def _layers(entry: dict[str, Any], cats: frozenset[str]) -> str:
@@ -396,7 +411,7 @@ def _torch_module(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[
     if "param_dtype" in facts:
         grad = " requires_grad" if facts.get("param_requires_grad") else ""
         parts.append(
-            f"params {_val(facts['param_dtype'])} {_val(facts.get('param_device', ''))}{grad}".strip()
+            f"params {_val(facts['param_dtype'])} {_device(facts.get('param_device', ''))}{grad}".strip()
         )
     if "n_params" in facts:
         parts.append(f"{facts['n_params']} params")

@@ -1,8 +1,11 @@
 """The prediction backends `crane-bench` can measure, built by name.
 
-`checks` and `hybrid` apply the product's verdict policy (crane_jupyterlab.policy) to the deterministic
-checks alone, or to the checks and then a model, so the benchmark measures what the server ships;
-`replay` answers with the CRANE-LLM paper's recorded answers; `litellm` is the product's model backend.
+`checks`, `trial` and `hybrid` apply the product's verdict policy (crane_jupyterlab.policy) to the
+deterministic checks alone, to the trial run alone (a crash only when one was observed), or to everything
+the server uses (an observed trial outcome, then the checks, then a model), so the benchmark measures
+what the server ships; `replay` answers with the CRANE-LLM paper's recorded answers; `litellm` is the
+product's model backend. The trial's outcome comes in the request (`PredictionRequest.trial`): the
+caller runs the trial, since it needs the live kernel.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from ..models import Finding, PredictionRequest, Verdict
 from .junobench_adapter import from_junobench
 from .replay import ReplayBackend
 
-BACKENDS = ("none", "checks", "litellm", "replay", "hybrid")
+BACKENDS = ("none", "checks", "trial", "litellm", "replay", "hybrid")
 FORMATS = ("probe", "junobench")
 
 
@@ -45,8 +48,19 @@ class ChecksBackend:
         return verdict.model_copy(update={"latency_ms": round((time.perf_counter() - start) * 1000.0, 3)})
 
 
+class TrialBackend:
+    """The trial run alone: a crash when one was observed, no crash otherwise (a trial that was blocked,
+    timed out or could not run counts as no detection; `crane-bench live` lists those cases)."""
+
+    name = "trial"
+
+    async def predict(self, request: PredictionRequest) -> Verdict:
+        return policy.from_trial_alone(request.trial)
+
+
 class HybridBackend:
-    """The checks first; the model decides whatever they cannot prove (the server's policy)."""
+    """An observed trial outcome, else the checks; the model decides whatever they cannot prove (the
+    server's policy)."""
 
     name = "hybrid"
 
@@ -54,7 +68,7 @@ class HybridBackend:
         self.llm = llm
 
     async def predict(self, request: PredictionRequest) -> Verdict:
-        certain = policy.certain(findings_of(request))
+        certain = policy.certain(findings_of(request), request.trial)
         if certain is not None:
             return certain
         return policy.from_model(await self.llm.predict(request))
@@ -68,10 +82,10 @@ def make_backend(name: str, **options: Any) -> Backend | None:
     the other options. litellm: see `llm.factory.make_backend`.
     """
     options = {k: v for k, v in options.items() if v is not None}
-    if name == "checks":
+    if name in ("checks", "trial"):
         if options:
-            raise ValueError(f"the checks backend takes no options, got {', '.join(sorted(options))}")
-        return ChecksBackend()
+            raise ValueError(f"the {name} backend takes no options, got {', '.join(sorted(options))}")
+        return ChecksBackend() if name == "checks" else TrialBackend()
     if name == "replay":
         path = options.pop("path", None)
         if not path:

@@ -106,6 +106,9 @@ def _probe_result(case: dict[str, Any], cache: Path) -> dict[str, Any] | None:
             case_path = Path(tmp) / "case.json"
             case_path.write_text(json.dumps(case))
             env = dict(os.environ, MPLBACKEND="Agg", CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="3")
+            # The child runs in a scratch folder; it must import this same copy of the package.
+            root = str(Path(__file__).resolve().parents[2])
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
             proc = subprocess.run(
                 [
                     sys.executable,
@@ -116,6 +119,7 @@ def _probe_result(case: dict[str, Any], cache: Path) -> dict[str, Any] | None:
                     str(out),
                 ],
                 env=env,
+                cwd=tmp,  # the case's cells write files: never into the caller's folder
                 capture_output=True,
                 text=True,
                 timeout=300,

@@ -1,11 +1,14 @@
 """`crane-bench live`: run the live crash suite through real kernels and write a results file.
 
 Each case gets a fresh kernel of this interpreter, its `executed_cells` run in order as a notebook would
-run them, and then runtime information is extracted for the `target_cell`, which is never executed.
+run them, and then runtime information is extracted for the `target_cell`, which is never executed in
+the kernel. With `--backend trial` or `hybrid` the target cell also runs as a trial (in a sandboxed fork
+of the kernel, as the server runs it), after the extraction.
 One JSON line per case goes to `--out` (the format `score.py` reads):
-`{"id", "version", "runtime_text", "extraction_ms", "prediction", "error"}`. `extraction_ms` is the wall
-time of the extract round trip with the probe already installed, as in a notebook after its first
-prediction.
+`{"id", "version", "runtime_text", "extraction_ms", "prediction", "error", "trial"}`. `extraction_ms` is
+the wall time of the extract round trip with the probe already installed, as in a notebook after its
+first prediction; `trial` is the trial's outcome (or null). At the end, the trial outcomes are counted
+per kind and every case whose trial neither crashed nor finished is listed with the reason.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from ..models import RESPONSE_FORMATS
+from ..models import RESPONSE_FORMATS, TrialOutcome
+from ..server import trial as trials
 from ..server.payload import ExtractError, extract
 from .kernels import CellFailed, fresh_kernel, run_cell
 
@@ -48,7 +52,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--cell-timeout", type=float, default=300.0, help="seconds per executed cell")
     p.add_argument("--extract-timeout", type=float, default=30.0, help="seconds for the extraction")
     backend = p.add_argument_group("prediction backend")
-    backend.add_argument("--backend", default="none", help="none (default), checks, litellm, replay, hybrid")
+    backend.add_argument(
+        "--backend", default="none", help="none (default), checks, trial, litellm, replay, hybrid"
+    )
     backend.add_argument("--model", help="model name (litellm)")
     backend.add_argument("--votes", type=int, help="majority vote over this many samples")
     backend.add_argument("--api-base", help="OpenAI-compatible endpoint")
@@ -66,6 +72,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=_SETTINGS,
         help="+RT (default) sends the runtime text to the backend, -RT withholds it",
     )
+    trial = p.add_argument_group("trial run (with --backend trial or hybrid)")
+    trial.add_argument("--trial-budget", type=float, default=5.0, help="seconds per trial (default 5)")
+    trial.add_argument("--trial-memory", type=int, default=2048, help="MB of extra memory per trial")
+    trial.add_argument("--no-trial", action="store_true", help="hybrid without the trial run")
     # argparse reads a bare "-RT" as an option, so it is one: `--setting -RT` lands here.
     backend.add_argument("-RT", dest="minus_rt", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=main)
@@ -94,7 +104,34 @@ def main(args: argparse.Namespace) -> int:
     partial.replace(args.out)
     errors = sum(1 for row in rows if row["error"])
     print(f"{len(rows)} cases written to {args.out}, {errors} with errors", file=sys.stderr)
+    if runs_trial(args):
+        print(trial_summary(rows, cases), file=sys.stderr)
     return 1 if errors else 0
+
+
+def runs_trial(args: argparse.Namespace) -> bool:
+    return args.backend == "trial" or (args.backend == "hybrid" and not args.no_trial)
+
+
+def trial_summary(rows: list[dict[str, Any]], cases: list[dict[str, Any]]) -> str:
+    """The trial outcomes counted per kind, then every case whose trial neither crashed nor finished,
+    with the reason (and whether the case really crashes)."""
+    truth = {(c["id"], c["version"]): c.get("crash") for c in cases}
+    counts: dict[str, int] = {}
+    others = []
+    for row in rows:
+        outcome = row.get("trial") or {}
+        status = outcome.get("status", "none")
+        counts[status] = counts.get(status, 0) + 1
+        if status not in ("crashed", "finished"):
+            crash = truth.get((row["id"], row["version"]))
+            others.append(
+                f"  {row['id']}/{row['version']} (crash: {crash}): {status}: "
+                f"{outcome.get('reason') or row.get('error') or ''}"
+            )
+    order = ["crashed", "finished", "blocked", "timed_out", "out_of_memory", "unavailable", "none"]
+    line = ", ".join(f"{k} {counts[k]}" for k in order if k in counts)
+    return "\n".join([f"trial outcomes: {line}", *others])
 
 
 def load_cases(path: Path) -> list[dict[str, Any]]:
@@ -162,8 +199,8 @@ def make_backend(args: argparse.Namespace) -> Any:
         from .backends import make_backend as factory
     except ImportError as exc:
         raise ValueError(f"--backend {args.backend}: backends are unavailable ({exc})") from None
-    if args.backend == "checks":
-        return factory("checks")
+    if args.backend in ("checks", "trial"):
+        return factory(args.backend)
     if args.backend == "replay":
         return factory("replay", path=args.replay, setting=args.setting)
     return factory(
@@ -223,8 +260,10 @@ async def run_case(
         "extraction_ms": None,
         "prediction": None,
         "error": None,
+        "trial": None,
     }
     options: dict[str, Any] = {}
+    trial: TrialOutcome | None = None
     if args.max_columns is not None:
         options["max_columns"] = args.max_columns
     if args.docs:
@@ -243,6 +282,11 @@ async def run_case(
                 t0 = time.perf_counter()
                 result = await extract(kc, case["target_cell"], options, timeout=args.extract_timeout)
                 row["extraction_ms"] = round((time.perf_counter() - t0) * 1000, 2)
+                if runs_trial(args) and trials.parses(case["target_cell"]):
+                    # After the extraction, so the trial's CPU does not slow the probe being measured.
+                    budget = trials.TrialOptions(budget_s=args.trial_budget, memory_mb=args.trial_memory)
+                    trial = await trials.run(trials.on_client(kc), case["target_cell"], budget)
+                    row["trial"] = trial.model_dump(exclude_none=True)
     except ExtractError as exc:
         row["error"] = f"extract: {type(exc).__name__}: {exc}"
         return row
@@ -256,14 +300,19 @@ async def run_case(
         return row
     if backend is not None:
         try:
-            row["prediction"] = await _predict(backend, case, row["runtime_text"], result, args)
+            row["prediction"] = await _predict(backend, case, row["runtime_text"], result, args, trial)
         except Exception as exc:  # one failing request must not end the other cases' run
             row["error"] = f"predict: {type(exc).__name__}: {exc}"
     return row
 
 
 async def _predict(
-    backend: Any, case: dict[str, Any], runtime_text: str, result: dict[str, Any], args: argparse.Namespace
+    backend: Any,
+    case: dict[str, Any],
+    runtime_text: str,
+    result: dict[str, Any],
+    args: argparse.Namespace,
+    trial: TrialOutcome | None = None,
 ) -> dict[str, Any]:
     from ..models import PredictionRequest
     from ..prompt import render_docs
@@ -276,6 +325,7 @@ async def _predict(
         runtime_text=runtime_text if with_runtime else None,
         runtime=result if with_runtime else None,
         docs_text=render_docs(result["docs"]) if args.docs and result.get("docs") else None,
+        trial=trial,
     )
     verdict = await backend.predict(request)
     return {"detection": verdict.detection, "reasoning": verdict.reasoning, "source": verdict.source}

@@ -1,8 +1,15 @@
-"""`crane-bench speed`: extraction time against a bare silent round trip in the same kernel.
+"""`crane-bench speed`: extraction time against a bare silent round trip in the same kernel, and with
+`--trial` what a trial run costs the kernel.
 
 For each scenario a fresh kernel builds realistic state, the probe is installed once, and then each
 repetition times a bare silent request (`pass`) and an extraction for the scenario's target cell back to
 back. Reported: p50/p95 of both and of their ratio. Goals: `typical` p95 ratio <= 5x, `big` p95 <= 250 ms.
+
+`--trial` (in the same kernel, after the extraction): each repetition starts a trial of the target cell
+and waits for its outcome. Reported: the time the kernel was blocked by `trial.start` (measured in the
+kernel: the fork and its preparation; goal p95 <= 50 ms with the `big` state), the fork alone (wall and
+the kernel thread's CPU time), the child's own memory at its end, the outcomes; then a `1 + 1` cell's
+round trip alone and while a trial of `time.sleep(60)` runs (goal: p95 no more than 100 ms longer).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from typing import Any
 
 from jupyter_client.asynchronous.client import AsyncKernelClient
 
+from ..server import trial as trials
 from ..server.payload import extract
 from .kernels import fresh_kernel, run_cell, wait_reply
 
@@ -98,6 +106,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--reps", type=int, default=30, help="repetitions per scenario (default 30)")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of the table")
+    p.add_argument("--trial", action="store_true", help="also measure the trial run's cost to the kernel")
+    p.add_argument("--trial-only", action="store_true", help="only the trial run's cost (implies --trial)")
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="environment of the measured kernels (repeatable), e.g. THP_MEM_ALLOC_ENABLE=1: torch then "
+        "allocates big tensors in huge pages, which a fork copies 512x faster",
+    )
     p.set_defaults(func=main)
 
 
@@ -113,19 +131,30 @@ def main(args: argparse.Namespace) -> int:
     if args.reps < 1:
         print("crane-bench speed: --reps must be at least 1", file=sys.stderr)
         return 2
-    report = {}
+    if any("=" not in item for item in args.env):
+        print("crane-bench speed: --env takes NAME=VALUE", file=sys.stderr)
+        return 2
+    env = dict(item.split("=", 1) for item in args.env)
+    report: dict[str, Any] = {}
+    trial_report: dict[str, Any] = {}
     for name in names:
         print(f"scenario {name}: building kernel state ...", file=sys.stderr, flush=True)
-        report[name] = asyncio.run(measure(SCENARIOS[name], args.reps))
+        if not args.trial_only:
+            report[name] = asyncio.run(measure(SCENARIOS[name], args.reps, env))
+        if args.trial or args.trial_only:
+            trial_report[name] = asyncio.run(measure_trial(SCENARIOS[name], args.reps, env))
     if args.json:
-        print(json.dumps(report))
+        print(json.dumps({**report, **({"trial": trial_report} if trial_report else {})}))
     else:
-        print(table(report))
+        if report:
+            print(table(report))
+        if trial_report:
+            print(trial_table(trial_report))
     return 0
 
 
-async def measure(scenario: Scenario, reps: int) -> dict[str, Any]:
-    async with fresh_kernel() as (_, kc):
+async def measure(scenario: Scenario, reps: int, env: dict[str, str] | None = None) -> dict[str, Any]:
+    async with fresh_kernel(env=env) as (_, kc):
         await run_cell(kc, scenario.setup, timeout=600)
         await extract(kc, scenario.target, timeout=60)  # installs the probe; warms its imports
         bare, extraction, inside = [], [], []
@@ -153,6 +182,90 @@ async def measure(scenario: Scenario, reps: int) -> dict[str, Any]:
         row["goal"] = f"p95 <= {scenario.goal_ms:g} ms"
         row["met"] = row["extract_ms"]["p95"] <= scenario.goal_ms
     return row
+
+
+TRIAL_BLOCKED_GOAL_MS = 50.0
+TRIAL_DELAY_GOAL_MS = 100.0
+
+
+async def measure_trial(scenario: Scenario, reps: int, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """What trials of the scenario's target cost the kernel, and how much slower a cell runs while one
+    runs (see the module docstring)."""
+    async with fresh_kernel(env=env) as (_, kc):
+        await run_cell(kc, scenario.setup, timeout=600)
+        await extract(kc, "", timeout=60)  # installs the payload
+        invoke = trials.on_client(kc, timeout=120)
+        blocked, fork, fork_cpu, start_rt, memory = [], [], [], [], []
+        statuses: dict[str, int] = {}
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            started = await invoke("trial.start", f"{scenario.target!r}, {{'budget_s': 60.0}}")
+            start_rt.append((time.perf_counter() - t0) * 1000)
+            if started.get("state") != "running":
+                raise RuntimeError(f"the trial did not start: {started}")
+            blocked.append(float(started["blocked_ms"]))
+            fork.append(float(started["fork_ms"]))
+            fork_cpu.append(float(started.get("fork_cpu_ms", 0.0)))
+            while (state := await invoke("trial.result", repr(started["token"])))["state"] == "running":
+                await asyncio.sleep(0.05)
+            outcome = state.get("outcome") or {}
+            statuses[outcome.get("status", "none")] = statuses.get(outcome.get("status", "none"), 0) + 1
+            if outcome.get("extra_memory_mb") is not None:
+                memory.append(float(outcome["extra_memory_mb"]))
+        alone = [await _cell_round_trip(kc) for _ in range(reps)]
+        sleeping = await invoke("trial.start", "'import time\\ntime.sleep(60)', {'budget_s': 120.0}")
+        during = [await _cell_round_trip(kc) for _ in range(reps)]
+        still = await invoke("trial.result", repr(sleeping.get("token")))
+        await invoke("trial.cancel", repr(sleeping.get("token")))
+    delay_p95 = _percentiles(during)["p95"] - _percentiles(alone)["p95"]
+    return {
+        "reps": reps,
+        "blocked_ms": _percentiles(blocked),
+        "fork_ms": _percentiles(fork),
+        "fork_cpu_ms": _percentiles(fork_cpu),
+        "start_round_trip_ms": _percentiles(start_rt),
+        "extra_memory_mb": _percentiles(memory) if memory else None,
+        "outcomes": statuses,
+        "cell_alone_ms": _percentiles(alone),
+        "cell_during_trial_ms": _percentiles(during),
+        "trial_still_running": still.get("state") == "running",
+        "cell_delay_p95_ms": round(delay_p95, 2),
+        "goals": {
+            f"blocked p95 <= {TRIAL_BLOCKED_GOAL_MS:g} ms": _percentiles(blocked)["p95"]
+            <= TRIAL_BLOCKED_GOAL_MS,
+            f"1 + 1 delay p95 <= {TRIAL_DELAY_GOAL_MS:g} ms": delay_p95 <= TRIAL_DELAY_GOAL_MS,
+        },
+    }
+
+
+async def _cell_round_trip(kc: AsyncKernelClient) -> float:
+    t0 = time.perf_counter()
+    await run_cell(kc, "1 + 1", timeout=60)
+    return (time.perf_counter() - t0) * 1000
+
+
+def trial_table(report: dict[str, dict[str, Any]]) -> str:
+    def pair(label: str, values: dict[str, float] | None, unit: str = "ms") -> str:
+        if values is None:
+            return f"  {label:<33} (none)"
+        return f"  {label:<33} p50 {values['p50']:8.2f}  p95 {values['p95']:8.2f} {unit}"
+
+    lines = []
+    for name, row in report.items():
+        still = " (the trial was still running)" if row["trial_still_running"] else ""
+        lines += [
+            f"trial run, scenario {name} ({row['reps']} reps; outcomes {row['outcomes']}):",
+            pair("kernel blocked by trial.start", row["blocked_ms"]),
+            pair("  of which os.fork (wall)", row["fork_ms"]),
+            pair("  os.fork (kernel thread CPU)", row["fork_cpu_ms"]),
+            pair("trial.start round trip", row["start_round_trip_ms"]),
+            pair("the trial's own memory", row["extra_memory_mb"], "MB"),
+            pair("1 + 1 cell alone", row["cell_alone_ms"]),
+            pair("1 + 1 cell during a trial", row["cell_during_trial_ms"]) + still,
+            "  goals: "
+            + ", ".join(f"{goal} {'met' if met else 'NOT met'}" for goal, met in row["goals"].items()),
+        ]
+    return "\n".join(lines)
 
 
 async def _bare_round_trip(kc: AsyncKernelClient) -> float:

@@ -56,7 +56,13 @@ def check_view(source: str, view: RuntimeView) -> list[Finding]:
         return []  # our Python cannot parse it, the kernel's may: nothing certain to say
     ctx = CellContext(source, tree, view, walk_cell(tree, view.is_library, view.modules.__contains__))
     findings: list[Finding] = []
+    seen: set[tuple[int | None, str]] = set()
     for rule in RULES:
-        findings.extend(rule(ctx))
+        for finding in rule(ctx):
+            # One line raises once: when two rules explain the same error there, the first one speaks.
+            key = (finding.line, finding.message.split(":", 1)[0])
+            if key not in seen:
+                seen.add(key)
+                findings.append(finding)
     findings.sort(key=lambda f: f.line or 0)
     return findings

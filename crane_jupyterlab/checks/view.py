@@ -75,6 +75,11 @@ class ObjInfo:
     facts: list[str] = field(default_factory=list)  # "key = value" strings, the evidence shown to users
     bind_error: str | None = None  # a call entry: why its arguments cannot bind to the callee's signature
     callee: str | None = None  # a call entry: module.name of a callee the cell imports
+    device: str | None = None  # torch tensor (or torch.device): "cpu", "cuda:0", "cuda" (current device)
+    requires_grad: bool | None = None  # torch tensor
+    # Every fact of the entry by key, as the probe sent it (first value wins): what a rule needs beyond
+    # the fields above (a module's param_device, containers, custom_modules, a loader's batch_size...).
+    raw: dict[str, Any] = field(default_factory=dict)
 
     # --- kinds ---------------------------------------------------------------------------------
     def is_(self, root: str, *classes: str) -> bool:
@@ -103,6 +108,7 @@ class ModuleInfo:
     module: str
     version: str | None
     grad_enabled: bool | None = None  # torch: autograd on at probe time
+    facts: dict[str, Any] = field(default_factory=dict)  # all facts by key (torch: autocast, cuda_available)
 
 
 @dataclass
@@ -162,6 +168,7 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     f = _fact_map(entry)
     info = ObjInfo(expr=expr, type=str(entry.get("type") or ""), missing=bool(entry.get("missing")))
     info.facts = [f"{expr}.{k} = {v}" for k, v in f.items() if k != "repr"]
+    info.raw = f
     module = f.get("module")
     if isinstance(module, str):
         info.module = module
@@ -231,6 +238,8 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
         info.bind_error = f["bind_error"] if isinstance(f.get("bind_error"), str) else None
         info.callee = f["callee"] if isinstance(f.get("callee"), str) else None
     info.num_classes = _int(f.get("num_classes"))
+    info.device = f["device"] if isinstance(f.get("device"), str) else None
+    info.requires_grad = f["requires_grad"] if isinstance(f.get("requires_grad"), bool) else None
     info.class_mode = f["class_mode"] if isinstance(f.get("class_mode"), str) else None
     info.children = [
         normalize_expr(str(c.get("expr", ""))) for c in entry.get("children") or [] if isinstance(c, dict)
@@ -279,9 +288,16 @@ def from_probe(result: dict[str, Any]) -> RuntimeView:
                 str(mod.get("module") or mod["name"]),
                 version if isinstance(version, str) else None,
             )
-            grad = _fact_map(mod).get("grad_enabled")
+            module.facts = _fact_map(mod)
+            grad = module.facts.get("grad_enabled")
             module.grad_enabled = grad if isinstance(grad, bool) else None
             view.modules[mod["name"]] = module
+            aliases = mod.get("aliases")
+            for alias, full in aliases.items() if isinstance(aliases, dict) else ():
+                if isinstance(alias, str) and isinstance(full, str) and alias not in view.modules:
+                    view.modules[alias] = ModuleInfo(
+                        alias, full, module.version, module.grad_enabled, module.facts
+                    )
     _paths_from_docs(view, result.get("docs"))
     stack = [e for e in (result.get("objects") or []) if isinstance(e, dict)]
     while stack:

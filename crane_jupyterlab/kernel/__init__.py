@@ -9,8 +9,10 @@ numpy, pandas, torch, tensorflow, keras, sklearn, scipy, PIL and matplotlib are 
 and never imported. The code must run on the oldest Python a kernel may have (`OLDEST_PYTHON`), which can
 be older than the server's.
 
-Entry point: `run.run(source, options, namespace)` describes what a cell will use; it never raises, never
-prints, never evaluates code from the cell, never consumes an iterator and leaves the user namespace
+Entry points: `trial.start/result/cancel` run the cell in a sandboxed fork of the kernel (trial.py,
+sandbox.py, hooks.py); `run.run(source, options, namespace)` describes what a cell will use; it never
+raises, never prints, never evaluates code from the cell, never consumes an iterator and leaves the user
+namespace
 untouched. User-defined properties, `__getattr__`, `__repr__`, `__len__` and `__eq__` are not called
 (map-style datasets are the one exception: sampling them is the point, and it runs under the time budget).
 
@@ -29,13 +31,16 @@ with these stable keys (category in brackets):
 - DataFrame: `columns` [S] (names, capped), `columns_more` [S], `dtypes` [R] (`{dtype: count}`),
   `non_numeric_columns` [R] (wide frames),
   `nan_columns` [V] (`{column: nan count}`); children are the columns, expr `df['col']`.
-- torch: `device` [R], `requires_grad` [R], `contiguous` [R]; optimizer `lr` [V]; nn.Module
+- torch: `device` [R], `requires_grad` [R], `contiguous` [R], `note` [R] (why no value stats:
+  time budget, GPU busy, a CUDA error); torch.device `device` [R]; optimizer `lr` [V]; nn.Module
   `class` [R], `training` [V], `param_dtype`/`param_device`/`param_requires_grad` [R],
-  `n_params` [S], `last_out_features` [S]; layers (children)
+  `n_params` [S], `last_out_features` [S], `containers`/`custom_modules`/`forward_pre_hooks` [R]
+  (whose forward runs), loss `ignore_index`/`reduction`/`label_smoothing` [R]; layers (children)
   carry `in_features`/`out_features`/`in_channels`/`out_channels`/`kernel_size`/
-  `num_embeddings`/`embedding_dim`/`num_features`/`normalized_shape` [S], `weight_dtype` [R];
-  DataLoader `batch_size`/`drop_last`/`num_workers` [S], `shuffle` [V], `collate_fn` [R], child
-  `.dataset`; Dataset `len`/`sample_shapes`/`batch_shape` [S], `labels` [V].
+  `num_embeddings`/`embedding_dim`/`num_features`/`normalized_shape` [S], `weight_dtype` [R],
+  `weight_device` [R] (several devices); DataLoader `batch_size`/`drop_last`/`num_workers` [S],
+  `shuffle` [V], `sampler` [R], `collate_fn` [R], child `.dataset`; Dataset
+  `len`/`sample_shapes`/`batch_shape` [S], `labels` [V].
 - tensorflow/keras: `element_spec` [R], `cardinality` [S]; models `input_shape`/`output_shape` [S],
   `last_units` [S], `last_activation` [R], `loss` [R], `compiled`/`built` [V];
   image iterators `samples`/`num_classes`/`batch_size`/`image_shape`/`target_size` [S],
@@ -44,7 +49,9 @@ with these stable keys (category in brackets):
   `classes_` [V], `n_outputs_` [S], `steps` [R], `params` [R] (non-default constructor params),
   `columns_used` [S] (ColumnTransformer).
 - scipy sparse: `nnz` [S], `format` [R]; PIL image: `size` [S], `mode` [R].
-- module entries (`modules`): `version`; torch adds `grad_enabled` and `cuda_available` [V].
+- module entries (`modules`): `version`, `aliases`; torch adds `grad_enabled` [V], `autocast` [R] and
+  `cuda_available` [V] (never by torch.cuda.is_available(): see libraries._cuda_available); sklearn
+  adds `array_api_dispatch` [R].
 - call checks add entries such as `plt.style.use('x')` with `available` [V] and `close` [S]; files the
   cell opens: `path '...'` entries with `exists` [V]."""
 
@@ -58,6 +65,9 @@ MANIFEST = (
     "envelope",
     "safe",
     "cell",
+    "sandbox",
+    "hooks",
+    "trial",
     "scan",
     "calls",
     "docs",

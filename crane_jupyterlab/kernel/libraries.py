@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import types
 from typing import Any
@@ -33,24 +34,97 @@ def _modules(module_names: list[tuple[str, Any]], scan: _Scanner, ctx: _Ctx) -> 
         if mod is None:
             item["imported"] = False
         if top == "torch" and mod is not None:
-            with contextlib.suppress(Exception):
-                item["facts"] = [_fact("V", "grad_enabled", bool(mod.is_grad_enabled()))]
-                cuda = _module_dict(mod).get("cuda")  # only if torch.cuda is already loaded
-                if isinstance(cuda, types.ModuleType):
-                    # device count from the driver, no CUDA context is created
-                    item["facts"].append(_fact("V", "cuda_available", bool(cuda.is_available())))
+            item["facts"] = _torch_facts(mod)
+        elif top == "sklearn":
+            item["facts"] = _sklearn_facts() if mod is not None else _sklearn_defaults()
         out.append(item)
 
     for alias, mod in module_names:
         name = _module_dict(mod).get("__name__")
         if isinstance(name, str):
             add(alias, name.split(".", 1)[0])
+            # Every kernel alias of a library's modules, by its full name (`F` -> torch.nn.functional):
+            # one entry per library keeps the libraries line short, and `F.cross_entropy` stays legible.
+            for item in out:
+                same = (alias, name) == (item["name"], item["module"])
+                if item["module"] == name.split(".", 1)[0] and not same:
+                    item.setdefault("aliases", {})[alias] = name
     for alias, full in scan.imports:
         add(alias if alias == full.split(".")[0] else "", full.split(".", 1)[0])
     for lib in sorted(ctx.libs):
         if lib in TRUSTED_ROOTS and lib not in ("builtins", "collections", "types", "typing", "functools"):
             add("", lib)
     return out
+
+
+def _torch_facts(torch: Any) -> list[dict[str, Any]]:
+    facts: list[dict[str, Any]] = []
+    with contextlib.suppress(Exception):
+        facts.append(_fact("V", "grad_enabled", bool(torch.is_grad_enabled())))
+    with contextlib.suppress(Exception):
+        # autocast lets F.linear/conv mix half and float32 (and keeps RNNs from checking dtypes)
+        autocast = bool(torch._C._is_any_autocast_enabled())
+        facts.append(_fact("R", "autocast", autocast))
+    cuda = _cuda_available(torch)
+    if cuda is not None:
+        facts.append(_fact("V", "cuda_available", cuda))
+    return facts
+
+
+def _cuda_available(torch: Any) -> bool | None:
+    """Whether CUDA can be used, found without leaving a trace; None when that cannot be known so.
+
+    `torch.cuda.is_available()` asks the CUDA runtime (cudaGetDeviceCount -> cuInit), which registers
+    torch's fork handler: any forked child (a DataLoader worker, multiprocessing) that then touches
+    CUDA fails with "Cannot re-initialize CUDA in forked subprocess". Instead:
+    - a build without CUDA: False (`torch.cuda._is_compiled()` only looks for a binding);
+    - CUDA already initialized by the user: `device_count()` (cached by torch; nothing new happens);
+    - otherwise NVML's device count, the check torch itself makes when PYTORCH_NVML_BASED_CUDA_CHECK=1
+      ("will NOT poison fork", torch.cuda.is_available's docstring). It is called directly, because
+      `device_count()` falls back to cudaGetDeviceCount when NVML fails; then the answer is None.
+      NVML reads the driver's device list; it creates no CUDA context.
+    """
+    cuda = _module_dict(torch).get("cuda")  # only if torch.cuda is already loaded
+    if not isinstance(cuda, types.ModuleType):
+        return None
+    try:
+        if not cuda._is_compiled():
+            return False
+        if cuda.is_initialized():
+            return bool(cuda.device_count() > 0)
+        nvml_count = _module_dict(cuda).get("_device_count_nvml")
+        if not callable(nvml_count) or getattr(torch.version, "hip", None):
+            return None
+        key = str(os.environ.get("CUDA_VISIBLE_DEVICES"))
+        if key not in _NVML_CACHE:  # loading libnvidia-ml and nvmlInit cost milliseconds: once
+            _NVML_CACHE[key] = int(nvml_count())
+        count = _NVML_CACHE[key]
+    except Exception:
+        return None
+    return count > 0 if count >= 0 else None
+
+
+_NVML_CACHE: dict[str, int] = {}  # NVML device count by CUDA_VISIBLE_DEVICES value
+
+
+def _sklearn_defaults() -> list[dict[str, Any]]:
+    """scikit-learn's configuration as its import will leave it (sklearn/_config.py reads no
+    environment variable for array_api_dispatch)."""
+    return [_fact("R", "array_api_dispatch", False)]
+
+
+def _sklearn_facts() -> list[dict[str, Any]]:
+    """scikit-learn's array API dispatch: when on, its functions take torch tensors (even on a GPU)
+    instead of converting them with numpy."""
+    config = sys.modules.get("sklearn._config")
+    get = _module_dict(config).get("get_config") if config is not None else None
+    if not callable(get):
+        return []
+    try:
+        value = get().get("array_api_dispatch")
+    except Exception:
+        return []
+    return [_fact("R", "array_api_dispatch", bool(value))] if isinstance(value, bool) else []
 
 
 _DIST_NAMES = {"sklearn": "scikit-learn", "PIL": "pillow", "cv2": "opencv-python", "skimage": "scikit-image"}
@@ -70,7 +144,6 @@ def _dist_version(top: str) -> str | None:
     if top not in _DIST_CACHE:
         _DIST_CACHE[top] = None
         try:
-            import os
             from importlib.machinery import PathFinder
 
             spec = PathFinder.find_spec(top)

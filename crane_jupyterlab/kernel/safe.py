@@ -300,7 +300,12 @@ def _safe_dir(obj: Any) -> list[str]:
 
 
 class _Ctx:
-    """Per-call state: options, deadline, library modules and collected results."""
+    """Per-call state: options, deadline, library modules and collected results.
+
+    The budget bounds value statistics only (scans of arrays, tensors and frames, dataset samples):
+    summarizers test `over()` before computing them. Structural and representation facts (shapes,
+    dtypes, devices, layer sizes, columns) are cheap, bounded reads and are written whatever it says.
+    """
 
     def __init__(self, opts: dict[str, Any], t0: float) -> None:
         self.max_columns = _opt_int(opts, "max_columns", 1, 500)
@@ -318,6 +323,9 @@ class _Ctx:
         self.hard = t0 + 3 * self.budget
         self.exhausted = False
         self.libs: set[str] = set()  # top packages of the objects described
+        # Why GPU tensors get no value statistics in this call ("GPU busy", a CUDA error), once known:
+        # after a device-side assert every CUDA call fails, so it is asked once per call, not per tensor.
+        self.gpu_note: dict[str, str] = {}
 
     def over(self) -> bool:
         if self.exhausted:

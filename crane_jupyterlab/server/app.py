@@ -13,9 +13,10 @@ from pydantic import SecretStr
 from traitlets import Bool, Enum, Float, Int, List, TraitError, TraitType, Unicode, default, validate
 
 from ..llm import litellm
-from .config import ServiceConfig
+from .config import ServiceConfig, trial_availability
 from .handlers import routes
 from .service import AnalysisService
+from .trial import platform_sandbox
 
 # How often the background task drops the cached clients of kernels that were shut down or restarted.
 PRUNE_INTERVAL_S = 30.0
@@ -105,6 +106,12 @@ class CraneExtension(ExtensionApp):
         self.service = AnalysisService(config, self.serverapp.kernel_manager, logger=self.log)
         self._background = []
         self.log.info("crane: model %s", config.model or "(none: deterministic checks only)")
+        available, why = trial_availability(config)
+        self.log.info(
+            "crane: trial runs %s (%s)",
+            config.trial,
+            platform_sandbox().sandbox or "audit hooks only" if available else why,
+        )
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(routes())

@@ -10,11 +10,11 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import SecretStr
 
-from ..api import ConfigReply
+from ..api import ConfigReply, TrialMode
 from ..llm import litellm
 from ..models import RESPONSE_FORMATS
 
@@ -62,6 +62,17 @@ def option(
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=metadata)
     return field(default=default, metadata=metadata)
+
+
+TRIAL_MODES: tuple[str, ...] = get_args(TrialMode)
+
+
+def default_trial_mode() -> str:
+    """`auto` where this machine has an OS sandbox for trials, else `on-demand` (the user asks, and is
+    told why none can run)."""
+    from .trial import platform_sandbox
+
+    return "auto" if platform_sandbox().available else "on-demand"
 
 
 def _env_secret(name: str) -> Callable[[], SecretStr | None]:
@@ -131,6 +142,34 @@ class ServiceConfig:
         only on-demand checks for the others, e.g. to limit model spending.""",
     )
 
+    trial: str = option(
+        help="""Trial runs: the cell run in a sandboxed fork of its kernel before the user runs it, so a
+        crash is observed, not predicted. off: never; on-demand: when the user asks ("Trial-Run Cell");
+        auto: with every check. Default: auto where the OS sandbox is available (Linux with seccomp),
+        else on-demand.""",
+        factory=default_trial_mode,
+        choices=TRIAL_MODES,
+    )
+    trial_budget: float = option(
+        5.0,
+        help="Seconds of wall time a trial run may take before it is ended (timed out).",
+        low=0.1,
+        high=600.0,
+    )
+    trial_memory_mb: int = option(
+        2048,
+        help="""Memory in MB a trial run may use beyond what it shares with the kernel (copy-on-write
+        copies included) before it is ended (out of memory).""",
+        low=16,
+    )
+    trial_hooks_only: bool = option(
+        False,
+        help="""Allow trial runs where the OS offers no sandbox (macOS, old kernels, containers that refuse
+        seccomp), guarded by Python audit hooks alone. They cannot stop C code (a library's own file
+        writer, ctypes) or writes through files opened before the trial: only for machines where that
+        is acceptable.""",
+    )
+
     def allowed(self) -> list[str]:
         """Models a request may ask for: the allow-list plus the default model."""
         models = list(self.allowed_models)
@@ -163,8 +202,24 @@ def key_status(config: ServiceConfig) -> KeyStatus:
     return KeyStatus(bool(found.get("keys_in_environment")) or not missing, missing)
 
 
+def trial_availability(config: ServiceConfig) -> tuple[bool, str | None]:
+    """Whether this server's machine can run trials (an OS sandbox, or hooks-only mode allowed), and why
+    not, in words a user can act on. The mode (`trial`, which may be off) is reported beside it."""
+    from .trial import platform_sandbox
+
+    found = platform_sandbox()
+    if found.available or config.trial_hooks_only:
+        return True, None
+    return False, (
+        f"No OS sandbox for trial runs here: {found.reason}. An administrator may allow hooks-only "
+        "trials (c.CraneExtension.trial_hooks_only = True)."
+    )
+
+
 def config_reply(config: ServiceConfig, keys: KeyStatus | None) -> ConfigReply:
-    """`GET /crane/config`'s body: the server defaults a settings UI starts from. Never a key."""
+    """`GET /crane/config`'s body: the server defaults a settings UI starts from. Never a key. Blocking
+    the first time (the sandbox probe): run it in a thread."""
+    available, why = trial_availability(config)
     return ConfigReply(
         model=config.model or None,
         allowed_models=config.allowed(),
@@ -175,4 +230,7 @@ def config_reply(config: ServiceConfig, keys: KeyStatus | None) -> ConfigReply:
         docs=config.docs,
         key_configured=bool(keys and keys.configured),
         missing_env=keys.missing if keys else [],
+        trial=config.trial,  # type: ignore[arg-type]  # one of TRIAL_MODES (the trait's choices)
+        trial_available=available,
+        trial_unavailable_reason=why,
     )

@@ -4,7 +4,8 @@ Thin on purpose: validate the body, call the service, map its typed errors to st
 `@tornado.web.authenticated` (tests/test_handlers_auth.py fails the build otherwise).
 
 `POST /crane/analyze` answers (bodies are the pydantic models of `api`):
-- 200 `status` "ok" (`verdict.source`: llm, checks, both, syntax), "no_model" (the checks' verdict and a
+- 200 `status` "ok" (`verdict.source`: trial, syntax, checks, llm; `trial` carries the trial run's
+  outcome when one ran), "no_model" (the checks' verdict and a
   `hint`), "llm_error" (`error.kind/message`, the runtime facts, and a checks verdict when they found a
   certain crash, else `verdict` null), or "superseded" (a newer request for the same cell_id won);
 - 400 malformed body, `field` names the culprit; 403 a model outside the allow-list; 404 unknown or dead
@@ -97,7 +98,8 @@ class ConfigHandler(CraneHandler):
     async def get(self) -> None:
         config = self.crane.service.config
         keys = await asyncio.to_thread(key_status, config) if config.model else None
-        self.reply(config_reply(config, keys))
+        # In a thread: the first call probes the machine's sandbox in a separate process.
+        self.reply(await asyncio.to_thread(config_reply, config, keys))
 
 
 def routes() -> list[tuple[str, type[CraneHandler]]]:

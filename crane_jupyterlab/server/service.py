@@ -20,7 +20,8 @@ from .. import policy
 from ..api import AnalyzeRequest, AnalyzeResult, AnalyzeSettings, AnalyzeStatus, ErrorInfo, Timing, Tokens
 from ..llm import litellm
 from ..llm.base import Backend
-from ..models import Finding, PredictionRequest, Verdict
+from ..models import Finding, PredictionRequest, TrialOutcome, Verdict
+from . import trial as trials
 from .config import NO_MODEL_HINT, ServiceConfig
 from .errors import (
     ExtractionFailed,
@@ -60,6 +61,8 @@ RenderFn = Callable[[dict[str, Any], str], str]
 CheckFn = Callable[[str, dict[str, Any]], list[Finding]]
 DocsFn = Callable[[list[dict[str, Any]]], str]
 BackendFactory = Callable[[ModelSpec], Backend]
+# invoke(client, target, arguments, timeout): one silent payload call (the trial run's requests).
+InvokeFn = Callable[[Any, str, str, float], Awaitable[dict[str, Any]]]
 
 
 @dataclass
@@ -71,6 +74,7 @@ class Parts:
     check: CheckFn
     render_docs: DocsFn
     make_backend: BackendFactory
+    invoke: InvokeFn | None = None  # None: this service runs no trials
 
 
 def default_parts(config: ServiceConfig) -> Parts:
@@ -90,6 +94,12 @@ def default_parts(config: ServiceConfig) -> Parts:
             raise KernelNotFound(f"the kernel died or is restarting: {exc}") from exc
         except payload.ProbeError as exc:
             raise ExtractionFailed(f"the runtime probe failed in the kernel: {exc}") from exc
+
+    async def invoke(kc: Any, target: str, arguments: str, timeout: float) -> dict[str, Any]:
+        try:
+            return await payload.invoke(kc, target, arguments, timeout)
+        except payload.KernelDead as exc:
+            raise KernelNotFound(f"the kernel died or is restarting: {exc}") from exc
 
     def check(source: str, runtime: dict[str, Any]) -> list[Finding]:
         findings: list[Finding] = run_checks(source, runtime)
@@ -122,6 +132,7 @@ def default_parts(config: ServiceConfig) -> Parts:
         check=check,
         render_docs=render_docs,
         make_backend=make_backend,
+        invoke=invoke,
     )
 
 
@@ -150,6 +161,7 @@ class _Effective:
     votes: int
     temperature: float
     max_columns: int
+    trial: bool  # run a trial with this analysis
 
 
 class AnalysisService:
@@ -226,6 +238,8 @@ class AnalysisService:
             votes=settings.votes if settings.votes is not None else cfg.votes,
             temperature=settings.temperature if settings.temperature is not None else cfg.temperature,
             max_columns=settings.max_columns if settings.max_columns is not None else cfg.max_columns,
+            # True: the user asked ("Trial-Run Cell"); None: the server's mode decides.
+            trial=settings.trial if settings.trial is not None else cfg.trial == "auto",
         )
 
     async def _analyze(self, request: AnalyzeRequest, eff: _Effective) -> AnalyzeResult:
@@ -238,14 +252,26 @@ class AnalysisService:
             "docs": eff.docs,
             "history": True,
         }
+        # The trial starts first, so the cell runs in its fork while the probe reads the kernel.
+        trial, trial_task = self._start_trial(link, request.source, eff)
         try:
-            runtime, extraction_ms = await self._extract(link, request.source, options)
-        except ExtractionTimeout:
-            # The usual cause: user code started right after our busy check and the probe queued
-            # behind it. That is a busy kernel, not a broken one.
-            if getattr(link.kernel, "execution_state", None) == "busy":
-                raise KernelBusy("the kernel started running code") from None
-            raise
+            try:
+                runtime, extraction_ms = await self._extract(link, request.source, options)
+            except ExtractionTimeout:
+                # The usual cause: user code started right after our busy check and the probe queued
+                # behind it. That is a busy kernel, not a broken one.
+                if getattr(link.kernel, "execution_state", None) == "busy":
+                    raise KernelBusy("the kernel started running code") from None
+                raise
+            # The checks parse the cell as IPython will (magics included) and report a syntax error as
+            # their only finding.
+            findings = self._check(request.source, runtime)
+            trial_ms = 0.0
+            if trial_task is not None:
+                trial, trial_ms = await trial_task
+        finally:
+            if trial_task is not None and not trial_task.done():
+                trial_task.cancel()
 
         parts = self.parts
         history = [c for c in runtime.get("history") or [] if isinstance(c, str)]
@@ -269,19 +295,19 @@ class AnalysisService:
                 executed_cells=len(history),
                 model=eff.model,
                 tokens=tokens,
-                timing=Timing(extraction_ms=extraction_ms, llm_ms=llm_ms, total_ms=total_ms),
+                timing=Timing(
+                    extraction_ms=extraction_ms, llm_ms=llm_ms, trial_ms=trial_ms, total_ms=total_ms
+                ),
+                trial=trial,
                 **extra,
             )
 
-        # The checks parse the cell as IPython will (magics included) and report a syntax error as
-        # their only finding.
-        findings = self._check(request.source, runtime)
-        certain = policy.certain(findings)
-        if certain is not None and (certain.source == "syntax" or eff.model is not None):
+        certain = policy.certain(findings, trial)
+        if certain is not None and (certain.source in ("syntax", "trial") or eff.model is not None):
             return result("ok", certain)
         if eff.model is None:
             # Said beside a certain crash too: the user should know a model could tell more.
-            return result("no_model", policy.without_model(findings), hint=NO_MODEL_HINT)
+            return result("no_model", policy.without_model(findings, trial), hint=NO_MODEL_HINT)
 
         docs_text = None
         if eff.docs and runtime.get("docs"):
@@ -292,6 +318,7 @@ class AnalysisService:
             runtime_text=text if eff.runtime else None,
             runtime=runtime,
             docs_text=docs_text,
+            trial=trial,
         )
         t1 = time.perf_counter()
         try:
@@ -346,6 +373,39 @@ class AnalysisService:
             return runtime, (time.perf_counter() - started) * 1000
 
         return await self.pool.call(link, probe)
+
+    # -- the trial run ----------------------------------------------------------------------------
+
+    def _start_trial(
+        self, link: KernelLink, source: str, eff: _Effective
+    ) -> tuple[TrialOutcome | None, asyncio.Task[tuple[TrialOutcome, float]] | None]:
+        """(an outcome known without running, the running trial): (None, None) when no trial is wanted."""
+        if not eff.trial or self.parts.invoke is None:
+            return None, None
+        if self.config.trial == "off":
+            return trials.unavailable("Trial runs are off on this server (c.CraneExtension.trial)."), None
+        if not trials.parses(source):
+            return None, None  # a syntax error: the checks say so, and no trial could start
+        return None, asyncio.ensure_future(self._trial(link, source))
+
+    async def _trial(self, link: KernelLink, source: str) -> tuple[TrialOutcome, float]:
+        """The trial's outcome and its wall time in ms; each request through the pool (one at a time,
+        and never while user code runs)."""
+        invoke = self.parts.invoke
+        assert invoke is not None
+        timeout = self.config.extract_timeout
+
+        async def call(target: str, arguments: str) -> dict[str, Any]:
+            return await self.pool.call(link, lambda client: invoke(client, target, arguments, timeout))
+
+        options = trials.TrialOptions(
+            budget_s=self.config.trial_budget,
+            memory_mb=self.config.trial_memory_mb,
+            hooks_only=self.config.trial_hooks_only,
+        )
+        started = time.perf_counter()
+        outcome = await trials.run(call, source, options)
+        return outcome, (time.perf_counter() - started) * 1000
 
     # -- models -----------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from crane_jupyterlab.bench import cli
 pytestmark = pytest.mark.integration  # real kernels or a real jupyter_server
 
 LIVE = SHARED / "live"
-KEYS = {"id", "version", "runtime_text", "extraction_ms", "prediction", "error"}
+KEYS = {"id", "version", "runtime_text", "extraction_ms", "prediction", "error", "trial"}
 
 
 def needs_suite() -> None:
@@ -176,9 +176,28 @@ def test_speed_measures_a_small_scenario() -> None:
     assert "small" in speed.table({"small": row})
 
 
+def test_speed_measures_a_trial_run() -> None:
+    import asyncio
+
+    from crane_jupyterlab.bench import speed
+    from crane_jupyterlab.server.trial import platform_sandbox
+
+    if not platform_sandbox().available:
+        pytest.skip(f"no OS sandbox for trial runs here: {platform_sandbox().reason}")
+    scenario = speed.Scenario(setup="xs = list(range(10))", target="xs[30]")
+    row = asyncio.run(speed.measure_trial(scenario, 2, {"CRANE_SPEED_TEST": "1"}))
+    assert row["outcomes"] == {"crashed": 2} and row["trial_still_running"] is True
+    for key in ("blocked_ms", "fork_ms", "fork_cpu_ms", "start_round_trip_ms", "cell_alone_ms"):
+        assert set(row[key]) == {"p50", "p95"} and row[key]["p50"] > 0
+    assert row["fork_ms"]["p50"] <= row["blocked_ms"]["p50"]
+    assert row["extra_memory_mb"]["p50"] > 0 and len(row["goals"]) == 2
+    assert "kernel blocked by trial.start" in speed.trial_table({"small": row})
+
+
 def test_speed_refuses_unknown_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["speed", "--scenarios", "typical,huge"]) == 2
     assert "huge" in capsys.readouterr().err
+    assert cli.main(["speed", "--env", "NOEQUALS"]) == 2
 
 
 def test_litellm_backend_sees_runtime_only_with_plus_rt(
@@ -214,3 +233,38 @@ def test_litellm_backend_sees_runtime_only_with_plus_rt(
             assert row["prediction"]["source"] == "llm"
             detections[setting] = row["prediction"]["detection"]
     assert detections == {"+RT": True, "-RT": False}
+
+
+def test_the_trial_backend_observes_and_counts_outcomes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from crane_jupyterlab.server.trial import platform_sandbox
+
+    if not platform_sandbox().available:
+        pytest.skip(f"no OS sandbox for trial runs here: {platform_sandbox().reason}")
+    target = tmp_path / "written.csv"
+    base = {"library": "own", "executed_cells": ["import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})"]}
+    cases = write_cases(
+        tmp_path / "cases.jsonl",
+        {**base, "id": "own_01", "version": "buggy", "target_cell": "x = df['b']", "crash": True},
+        {**base, "id": "own_01", "version": "fixed", "target_cell": "x = df['a']", "crash": False},
+        {
+            **base,
+            "id": "own_02",
+            "version": "fixed",
+            "target_cell": f"df.to_csv({str(target)!r})",
+            "crash": False,
+        },
+    )
+    out = tmp_path / "results.jsonl"
+    assert cli.main(["live", "--cases", str(cases), "--out", str(out), "--backend", "trial"]) == 0
+    found = {(r["id"], r["version"]): r for r in rows(out)}
+    buggy, fixed, writes = found["own_01", "buggy"], found["own_01", "fixed"], found["own_02", "fixed"]
+    assert buggy["trial"]["status"] == "crashed" and buggy["trial"]["exception"] == "KeyError"
+    assert buggy["prediction"]["detection"] is True and buggy["prediction"]["source"] == "trial"
+    assert fixed["trial"]["status"] == "finished" and fixed["prediction"]["detection"] is False
+    assert writes["trial"]["status"] == "blocked" and writes["prediction"]["detection"] is False
+    assert not target.exists()
+    report = capsys.readouterr().err
+    assert "trial outcomes: crashed 1, finished 1, blocked 1" in report
+    assert f"own_02/fixed (crash: False): blocked: the sandbox refused to create '{target}'" in report

@@ -56,7 +56,7 @@ def test_torch_crashes(tns: dict[str, Any], source: str, error: type[Exception],
     [
         "out = model(X)",
         "loss = criterion(model(X), y_ok)",
-        "out = model(X_wide.double())",
+        "out = model(X.double().float())",  # derived in the cell: not the kernel's X
         "model = nn.Sequential(nn.Linear(12, 2))\nout = model(X_wide)",  # rebuilt in the cell
         "helper()\nout = model(X_wide)",
         "loss = F.cross_entropy(model(X), y_bad, ignore_index=5)",

@@ -28,7 +28,8 @@ def run_payload(body: str, python: str = sys.executable, timeout: float = 120) -
     """Run `payload_script(body)` in a fresh `python` (cwd /, so nothing local is importable); `body`
     prints one JSON line last, which is returned."""
     out = subprocess.run(
-        [python, "-I", "-c", payload_script(body)],
+        [python, "-I", "-"],  # the script on stdin: one argument may not exceed 128 KiB (MAX_ARG_STRLEN)
+        input=payload_script(body),
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -19,6 +19,8 @@ import pytest
 from llm_stub import Reply, answer
 from support import STUB_KEY, analyze, crash_if, post_json
 
+from crane_jupyterlab.server.trial import platform_sandbox
+
 pytestmark = pytest.mark.integration  # real kernels or a real jupyter_server
 
 NUMPY_SETUP = "import numpy as np\nx = np.zeros((3, {cols}))"
@@ -39,7 +41,7 @@ async def test_crashing_pair_and_fixed_twin(jp_fetch: Any, kernels: Any, llm_stu
     assert "x: ndarray (3, 4)" in crash["runtime_text"]
     assert crash["executed_cells"] == 1
     assert crash["tokens"] == {"prompt": 100, "completion": 20}
-    assert set(crash["timing"]) == {"extraction_ms", "llm_ms", "total_ms"}
+    assert set(crash["timing"]) == {"extraction_ms", "llm_ms", "trial_ms", "total_ms"}
     assert crash["timing"]["total_ms"] >= crash["timing"]["extraction_ms"] + crash["timing"]["llm_ms"]
     assert any(o["expr"] == "x" for o in crash["runtime"]["objects"])
 
@@ -176,10 +178,12 @@ async def test_config_reports_defaults_and_never_a_key(jp_fetch: Any) -> None:
         "docs": False,
         "key_configured": True,
         "missing_env": [],
-        "trial": "off",
-        "trial_available": False,
-        "trial_unavailable_reason": None,
+        "trial": "off",  # the test server's setting (conftest)
+        # What the machine allows, whatever the mode says.
+        "trial_available": platform_sandbox().available,
+        "trial_unavailable_reason": config["trial_unavailable_reason"],
     }
+    assert (config["trial_unavailable_reason"] is None) == platform_sandbox().available
     assert STUB_KEY not in response.body.decode()
 
 
@@ -224,7 +228,8 @@ async def test_llm_failure_keeps_facts_and_findings_and_the_key_leaks_nowhere(
         assert STUB_KEY not in text
 
 
-@pytest.mark.parametrize("crane_config", [{}])  # no model configured (crane_env clears CRANE_MODEL)
+# No model configured (crane_env clears CRANE_MODEL), no trial run: the checks answer.
+@pytest.mark.parametrize("crane_config", [{"trial": "off"}])
 async def test_no_model_answers_with_the_checks_and_a_hint(
     crane_env: None, jp_fetch: Any, kernels: Any, llm_stub: Any
 ) -> None:

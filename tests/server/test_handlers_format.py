@@ -19,6 +19,7 @@ def crane_config(llm_stub: StubLLM, crane_env: None) -> dict[str, Any]:
         "api_base": llm_stub.url,
         "llm_timeout": 20.0,
         "response_format": "json_object_schema",
+        "trial": "off",  # the model's answer is what this checks
     }
 
 

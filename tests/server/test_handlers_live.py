@@ -36,7 +36,8 @@ def _cases() -> list[dict[str, Any]]:
         return [case for line in f if (case := json.loads(line))["id"] in PAIRS]
 
 
-@pytest.mark.parametrize("crane_config", [{}])  # no model: the checks decide, nothing is mocked
+# No model and no trial run: the checks decide, nothing is mocked.
+@pytest.mark.parametrize("crane_config", [{"trial": "off"}])
 async def test_live_pairs_carry_their_decisive_facts(crane_env: None, jp_fetch: Any, kernels: Any) -> None:
     score = _scorer()
     cases = _cases()

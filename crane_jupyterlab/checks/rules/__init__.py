@@ -12,6 +12,7 @@ from . import (
     attributes,
     columns,
     conversion,
+    devices,
     missing_values,
     names,
     shapes,
@@ -32,4 +33,5 @@ RULES: tuple[Rule, ...] = (
     missing_values.check,
     arrays.check,
     values.check,
+    devices.check,
 )

@@ -49,13 +49,16 @@ def _sum_frame(df: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
     if n_cols > ctx.max_columns:
         _add(e, "R", "non_numeric_columns", odd)
     sample = df
-    if n_rows > ROW_SAMPLE:
-        sample = _row_sample(df, n_rows)
-        _add(e, "V", "sampled", len(sample))
-    scan = sample if n_cols <= 500 else sample.iloc[:, :500]
-    nan = scan.isna().sum()
-    nan_cols = {_label(k, ctx): int(v) for k, v in nan.items() if v}
-    _add(e, "V", "nan_columns", dict(list(nan_cols.items())[:30]))  # {} says "no NaN anywhere"
+    if ctx.over():  # the budget is spent: keep the structure, skip the scans of values
+        _add(e, "R", "note", "stats skipped (time budget)")
+    else:
+        if n_rows > ROW_SAMPLE:
+            sample = _row_sample(df, n_rows)
+            _add(e, "V", "sampled", len(sample))
+        scan = sample if n_cols <= 500 else sample.iloc[:, :500]
+        nan = scan.isna().sum()
+        nan_cols = {_label(k, ctx): int(v) for k, v in nan.items() if v}
+        _add(e, "V", "nan_columns", dict(list(nan_cols.items())[:30]))  # {} says "no NaN anywhere"
     wanted = [w for w in hints.get("columns", []) if not isinstance(w, (list, tuple))]
     # natural order for the first max_columns, then the named columns beyond them (or missing)
     chosen: list[Any] = list(dict.fromkeys(cols[: ctx.max_columns].tolist()))
@@ -64,9 +67,9 @@ def _sum_frame(df: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
             chosen.append(w)
     for c in chosen:
         expr = f"{e['expr']}[{c!r}]"
-        if ctx.over():
-            e["error"] = "time budget exhausted"
-            break
+        over = ctx.over()
+        if over and c not in wanted:
+            continue  # past the budget only the columns the cell names are described, by dtype
         try:
             present = _has_column(cols, c)
         except Exception:
@@ -81,6 +84,9 @@ def _sum_frame(df: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
         if _is(col, "pandas", "DataFrame"):  # duplicated column label
             child = _entry(expr, "pandas.DataFrame")
             child["facts"].append(_fact("S", "shape", list(col.shape)))
+        elif over:
+            child = _entry(expr, "pandas.Series")
+            child["facts"].append(_fact("R", "dtype", str(col.dtype)))
         else:
             child = _entry(expr, "pandas.Series")
             _series_facts(col, child, ctx, counts=c in wanted)
@@ -187,6 +193,10 @@ def _sum_series(s: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
     _add(e, "S", "shape", [n])
     if s.name is not None:
         _add(e, "R", "name", _label(s.name, ctx))
+    if ctx.over():
+        _add(e, "R", "dtype", str(s.dtype))
+        _add(e, "R", "note", "stats skipped (time budget)")
+        return
     sample = s if n <= ROW_SAMPLE else _row_sample(s, n)
     if sample is not s:
         _add(e, "V", "sampled", len(sample))

@@ -11,7 +11,6 @@ from ..safe import (
     MAX_ITEMS,
     SAFE_SCALARS,
     TRUSTED_ROOTS,
-    UNIQUE_LIMIT,
     _add,
     _callable_name,
     _Ctx,
@@ -19,60 +18,147 @@ from ..safe import (
     _inst_dict,
     _is,
     _isfunction,
+    _module_dict,
     _py_scalar,
+    _root,
     _root_of_function,
     _short_type,
     _trusted,
     _type_name,
 )
-from .core import _summarizer, summarize
-from .numpy import _array_stats, _counts, _np, _num
+from .core import _summarizer, error_line, summarize
+from .numpy import _flat_sample, _np, _sample_stats, sample_plan
 from .objects import _attrs
 
 
 @_summarizer(lambda o: _is(o, "torch", "Tensor"))
 def _sum_tensor(t: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> None:
+    # Shape, dtype, device and grad flag are metadata: reading them never touches the device, so they
+    # survive a spent budget, a busy GPU and a CUDA context broken by a device-side assert.
     torch = sys.modules.get("torch")
     _add(e, "S", "shape", list(t.shape))
-    _add(e, "R", "dtype", str(t.dtype).replace("torch.", ""))
+    _add(e, "R", "dtype", _dtype(t.dtype))
     _add(e, "R", "device", str(t.device))
     _add(e, "R", "requires_grad", bool(t.requires_grad))
     if not t.is_contiguous():
         _add(e, "R", "contiguous", False)  # .view() would fail
-    if torch is None or t.numel() == 0 or t.is_sparse or str(t.device) == "meta":
+    if torch is None or _np() is None or t.numel() == 0 or t.layout != torch.strided:
         return
-    if _np() is not None and t.device.type == "cpu":
-        # numpy on a zero-copy view: torch's first reductions in a process cost tens of ms (op warm-up)
+    kind = t.device.type
+    if kind == "meta":
+        return  # no data
+    if ctx.over():
+        _add(e, "R", "note", "stats skipped (time budget)")
+        return
+    found: tuple[Any, bool] | str | None
+    if kind == "cpu":
+        found = _cpu_sample(t)
+    elif kind == "cuda":
+        found = _cuda_sample(t, ctx)
+    else:
+        found = f"stats skipped ({kind} tensor)"
+    if isinstance(found, str):
+        _add(e, "R", "note", found)
+    elif found is not None:
+        flat, sampled = found
+        _sample_stats(flat, sampled, t.dim() == 1 or (t.dim() == 2 and t.shape[1] == 1), e, ctx)
+
+
+def _dtype(dtype: Any) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def _host_numpy(t: Any) -> tuple[Any, bool] | None:
+    """A host tensor as a numpy array without a copy (bfloat16 as its int16 bits: numpy has no
+    bfloat16), and whether it holds bfloat16 bits; None for dtypes numpy cannot view."""
+    torch = sys.modules["torch"]
+    d = t.detach()
+    if d.dtype == torch.bfloat16:
+        return d.view(torch.int16).numpy(), True
+    try:
+        return d.numpy(), False
+    except (TypeError, RuntimeError):  # float8, quantized, conjugate/negative views
+        return None
+
+
+def _widen_bf16(sample: Any) -> Any:
+    """bfloat16 bits (int16) -> float32 values: bfloat16 is the top half of a float32."""
+    np = _np()
+    return (sample.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def _cpu_sample(t: Any) -> tuple[Any, bool] | None:
+    host = _host_numpy(t)  # a zero-copy view: torch's own first reductions cost tens of ms (op warm-up)
+    if host is None:
+        return None
+    arr, bf16 = host
+    flat, sampled = _flat_sample(arr)
+    return (_widen_bf16(flat) if bf16 else flat), sampled
+
+
+GPU_RUNS = 32  # one device-to-host copy each; no kernel is launched, so none has to be loaded either
+
+
+def _cuda_sample(t: Any, ctx: _Ctx) -> tuple[Any, bool] | str | None:
+    """A sample of a CUDA tensor copied to the host, or why there is none.
+
+    Never waits for the GPU: the copies run only when the device's current and default streams have
+    no pending work (`Stream.query()` does not block), and they are plain device-to-host copies of
+    contiguous runs: no kernel is launched (the first launch of a reduction lazily loads its CUDA
+    module, 100+ ms) and nothing is allocated on the device. Work the user queued on a stream of
+    their own is not visible here; a copy on the default stream would wait for it (a blocking stream).
+    """
+    torch = sys.modules["torch"]
+    cuda = _module_dict(torch).get("cuda")
+    key = str(t.device)
+    note = ctx.gpu_note.get(key)
+    if note is None:
+        note = ""
         try:
-            arr = t.detach().numpy()
-        except Exception:
-            arr = None
-        if arr is not None:
-            _array_stats(arr, e, ctx)
-            return
-    with torch.no_grad():
-        flat = t.detach()
-        sampled = False
-        if t.numel() > ARRAY_SAMPLE:
-            if not t.is_contiguous() or t.device.type != "cpu":
-                _add(e, "R", "note", "stats skipped (large tensor)")
-                return
-            flat = flat.reshape(-1)[:: -(-t.numel() // ARRAY_SAMPLE)]
-            sampled = True
-            _add(e, "V", "sampled", int(flat.numel()))
-        flat = flat.reshape(-1)
-        if t.is_floating_point():
-            _add(e, "V", "nan", int(torch.isnan(flat).sum().item()))
-        if t.dtype != torch.bool and not t.is_complex():
-            finite = flat[~torch.isnan(flat)] if t.is_floating_point() else flat
-            if finite.numel():
-                _add(e, "V", "min", _num(finite.min().item()))
-                _add(e, "V", "max", _num(finite.max().item()))
-        if t.dim() == 1 and not t.is_floating_point() and not t.is_complex() and not sampled:
-            vals, counts = torch.unique(flat[:UNIQUE_LIMIT], return_counts=True)
-            _add(e, "V", "unique", int(vals.numel()))
-            if vals.numel() <= 30:
-                _add(e, "V", "counts", _counts(vals.tolist(), counts.tolist(), ctx))
+            if cuda is None or not cuda.is_initialized():
+                note = "stats skipped (CUDA not initialized in this process)"  # e.g. a forked child
+            elif not (cuda.current_stream(t.device).query() and cuda.default_stream(t.device).query()):
+                note = "stats skipped (GPU busy)"
+        except Exception as exc:  # a context broken by a device-side assert fails every call
+            note = f"stats skipped ({error_line(exc, 80)})"
+        ctx.gpu_note[key] = note
+    if note:
+        return note
+    flat = _dense_flat(t.detach())
+    if flat is None:
+        return "stats skipped (non-contiguous GPU tensor)"
+    n = int(flat.numel())
+    sampled = n > ARRAY_SAMPLE
+    runs = sample_plan(n, ARRAY_SAMPLE, GPU_RUNS, spread=False)[0] if sampled else [(0, n)]
+    parts: list[Any] = []
+    bf16 = False
+    for lo, hi in runs:
+        host = _host_numpy(flat[lo:hi].cpu())
+        if host is None:
+            return None
+        parts.append(host[0])
+        bf16 = host[1]
+    np = _np()
+    sample = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    return (_widen_bf16(sample) if bf16 else sample), sampled
+
+
+def _dense_flat(t: Any) -> Any:
+    """A 1-D view of a tensor's elements in memory order when they fill their memory without gaps or
+    overlaps (contiguous, or a permutation of a contiguous tensor); None otherwise (sliced views)."""
+    if t.is_contiguous():
+        return t.reshape(-1)
+    expected = 1
+    for stride, size in sorted((st, sz) for sz, st in zip(t.shape, t.stride()) if sz != 1):
+        if stride != expected:
+            return None
+        expected *= size
+    return t.as_strided((t.numel(),), (1,), t.storage_offset())
+
+
+@_summarizer(lambda o: _is(o, "torch", "device"))
+def _sum_device(d: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> None:
+    _add(e, "R", "device", str(d))  # "cuda", "cuda:1", "cpu": as `tensor.to(d)` would read it
 
 
 _LAYER_ATTRS = (
@@ -81,7 +167,11 @@ _LAYER_ATTRS = (
 )  # fmt: skip
 
 
-def _layer_facts(m: Any, e: dict[str, Any]) -> None:
+# Constructor settings of the losses that decide which targets they accept.
+_LOSS_ATTRS = ("ignore_index", "reduction", "label_smoothing")
+
+
+def _layer_facts(m: Any, e: dict[str, Any], devices: bool = False) -> None:
     d = _inst_dict(m)
     for key in _LAYER_ATTRS:
         v = d.get(key, _MISSING)
@@ -89,12 +179,17 @@ def _layer_facts(m: Any, e: dict[str, Any]) -> None:
             _add(e, "S", key, list(v) if isinstance(v, tuple) else v)
     params = d.get("_parameters")
     w = params.get("weight") if isinstance(params, dict) else None
+    if w is None and isinstance(params, dict):  # recurrent layers: weight_ih_l0, ...
+        w = next((p for k, p in params.items() if p is not None and k.startswith("weight")), None)
     if w is not None:
-        _add(e, "R", "weight_dtype", str(w.dtype).replace("torch.", ""))
+        _add(e, "R", "weight_dtype", _dtype(w.dtype))
+        if devices:
+            _add(e, "R", "weight_device", str(w.device))
 
 
 @_summarizer(lambda o: _is(o, "torch", "Module"))
 def _sum_module_nn(m: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> None:
+    # Everything here is structure (parameter metadata, the module tree): never cut by the budget.
     _add(e, "R", "class", type(m).__name__)
     d = _inst_dict(m)
     _add(e, "V", "training", bool(d.get("training", True)))
@@ -107,7 +202,7 @@ def _sum_module_nn(m: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) 
             break
         n_params += int(p.numel())
         grad = grad or bool(p.requires_grad)
-        dt, dev = str(p.dtype).replace("torch.", ""), str(p.device)
+        dt, dev = _dtype(p.dtype), str(p.device)
         if dt not in dtypes:
             dtypes.append(dt)
         if dev not in devices:
@@ -118,12 +213,42 @@ def _sum_module_nn(m: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) 
         _add(e, "R", "param_requires_grad", grad)
     _add(e, "S", "n_params", n_params)
     _layer_facts(m, e)
+    for key in _LOSS_ATTRS:
+        v = d.get(key, _MISSING)
+        if v is not _MISSING and type(v) in (int, float, str):
+            _add(e, "R", key, v)
     leaves: list[tuple[str, Any]] = []
+    custom: list[str] = []  # classes from outside torch: their forward may do anything
+    containers: list[str] = []
+    pre_hooks = 0
+    complete = True
     for i, (name, sub) in enumerate(m.named_modules()):
         if i > 500:
+            complete = False
             break
-        if name and not _inst_dict(sub).get("_modules"):
+        sd = _inst_dict(sub)
+        hooks = sd.get("_forward_pre_hooks")
+        pre_hooks += len(hooks) if isinstance(hooks, dict) else 0
+        cls_name = _short_type(sub)
+        if _root(type(sub)) != "torch" and cls_name not in custom:
+            custom.append(cls_name)
+        if sd.get("_modules"):
+            if cls_name not in containers:
+                containers.append(cls_name)
+        elif name:
             leaves.append((name, sub))
+    module_mod = sys.modules.get("torch.nn.modules.module")
+    global_hooks = _module_dict(module_mod).get("_global_forward_pre_hooks") if module_mod else None
+    pre_hooks += len(global_hooks) if isinstance(global_hooks, dict) else 0
+    if d.get("_modules") or not complete:
+        # The forward order of these containers is torch's own (nn.Sequential: each child in turn);
+        # a custom class anywhere in the tree, or a pre-hook, may move or convert the input first.
+        _add(e, "R", "containers", containers)
+        _add(e, "R", "custom_modules", custom if complete else [*custom, "..."])
+    elif custom:
+        _add(e, "R", "custom_modules", custom)
+    if pre_hooks:
+        _add(e, "R", "forward_pre_hooks", pre_hooks)
     last_out = None
     for _, sub in leaves:
         v = _inst_dict(sub).get("out_features")
@@ -136,7 +261,7 @@ def _sum_module_nn(m: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) 
     for name, sub in shown:
         path = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in name.split("."))
         child = _entry(base + path, _type_name(sub))
-        _layer_facts(sub, child)
+        _layer_facts(sub, child, devices=len(devices) > 1)
         e["children"].append(child)
     if len(leaves) > len(shown):
         _add(e, "S", "layers_left_out", len(leaves) - len(shown))
@@ -165,6 +290,7 @@ def _sum_loader(dl: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) ->
     sampler = d.get("sampler")
     if sampler is not None:
         _add(e, "V", "shuffle", type(sampler).__name__ == "RandomSampler")
+        _add(e, "R", "sampler", _short_type(sampler))  # a custom one may skip or repeat samples
     collate = d.get("collate_fn")
     if (collate is not None and not _trusted(type(collate))) or (
         _isfunction(collate) and _root_of_function(collate) not in TRUSTED_ROOTS

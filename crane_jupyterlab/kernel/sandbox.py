@@ -1,0 +1,900 @@
+"""The OS sandbox of a trial run (Linux), entered by the forked child before the cell runs, and its
+supervisor, run by the kernel.
+
+Layers, each optional where the platform lacks it, strongest guarantee first:
+
+- **seccomp** (required for the OS sandbox): a BPF filter that refuses new processes (fork, vfork, clone
+  without CLONE_THREAD, execve, execveat; clone3 answers ENOSYS so libc falls back to clone), network
+  sockets (any family but AF_UNIX stream and AF_NETLINK), connect and bind, signals to other processes,
+  the file operations Landlock does not cover (chmod, chown, utime, xattr) and the administrative calls
+  a root kernel could otherwise make (mount, reboot, settimeofday, ptrace, ...). Opening a file for
+  writing and every refused call reach the supervisor through a seccomp user notification: the kernel's
+  thread that reaps the child reads the call's arguments, answers with an errno (or lets a write inside
+  the scratch directory through, which Landlock still checks) and records what was refused, so a
+  refusal in C code (`torch.save`, `ndarray.tofile`) is reported as **blocked**, never as a crash.
+- **Landlock** (kernel >= 5.13): the file system is read-only but for a private scratch directory (the
+  child's TMPDIR) and /dev/null; ABI >= 4 also refuses TCP bind/connect, ABI >= 6 signals and abstract
+  unix sockets outside the sandbox. Without Landlock, seccomp refuses every open for writing, the
+  scratch directory included.
+- **user + network namespaces** where unprivileged user namespaces are allowed: an empty network
+  namespace, a second wall around the network.
+- **capabilities** dropped (a kernel running as root keeps none in the child), no_new_privs.
+- Python **audit hooks** (`hooks.py`) as the second layer: they refuse the same side effects at the
+  Python level with readable reasons, and are the only layer where the OS offers none (hooks-only mode,
+  which an administrator must allow: C code can then write files unseen).
+
+Stdlib only, no relative imports: the server runs this file as a script (`python sandbox.py --probe`) to
+learn what its platform allows. Numbers below are from the kernel's uapi headers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import platform
+import signal
+import struct
+import sys
+from typing import Any, Callable
+
+# -- the kernel's ABI ---------------------------------------------------------------------------------
+
+PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
+SECCOMP_SET_MODE_FILTER = 1
+SECCOMP_GET_NOTIF_SIZES = 3
+SECCOMP_FILTER_FLAG_NEW_LISTENER = 1 << 3
+SECCOMP_RET_KILL_PROCESS = 0x80000000
+SECCOMP_RET_ERRNO = 0x00050000
+SECCOMP_RET_USER_NOTIF = 0x7FC00000
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_USER_NOTIF_FLAG_CONTINUE = 1
+# _IOWR('!', 0, struct seccomp_notif) and friends.
+NOTIF_RECV = 0xC0502100
+NOTIF_SEND = 0xC0182101
+NOTIF_ID_VALID = 0x40082102
+
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
+# Where POSIX shared memory and named semaphores live; private to the child when it has a mount namespace.
+SHM = "/dev/shm"
+CLONE_THREAD = 0x00010000
+CAP_VERSION_3 = 0x20080522
+
+O_WRITE_MASK = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+AT_FDCWD = -100
+AT_REMOVEDIR = 0x200
+AT_EMPTY_PATH = 0x1000
+AF_UNIX, AF_INET, AF_INET6, AF_NETLINK = 1, 2, 10, 16
+SOCK_DGRAM = 2
+
+LANDLOCK_CREATE_RULESET_VERSION = 1
+LANDLOCK_RULE_PATH_BENEATH = 1
+# Access rights (landlock.h), by the ABI that introduced them.
+LL_WRITE_FILE = 1 << 1
+LL_FS_ABI1 = sum(1 << n for n in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12))  # write, remove, make_*
+LL_REFER = 1 << 13  # ABI 2
+LL_TRUNCATE = 1 << 14  # ABI 3
+LL_NET_TCP = 1 | 2  # ABI 4: bind, connect
+LL_SCOPE = 1 | 2  # ABI 6: abstract unix sockets, signals
+
+# Syscall numbers used below. x86_64 from asm/unistd_64.h, aarch64 from asm-generic/unistd.h (which
+# has no open/creat/fork/... : those are *at calls there). Numbers >= 424 are shared by every arch.
+_COMMON = {
+    "pidfd_send_signal": 424, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+    "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+    "clone3": 435, "openat2": 437, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
+    "landlock_create_ruleset": 444, "landlock_add_rule": 445, "landlock_restrict_self": 446,
+    "process_mrelease": 448, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
+    "open_tree_attr": 467, "file_setattr": 469,
+}  # fmt: skip
+_X86_64 = {
+    "open": 2, "shmget": 29, "shmat": 30, "shmctl": 31, "socket": 41, "connect": 42, "bind": 49,
+    "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "kill": 62, "semget": 64, "semop": 65,
+    "semctl": 66, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "truncate": 76,
+    "rename": 82, "mkdir": 83, "rmdir": 84, "creat": 85, "link": 86, "unlink": 87, "symlink": 88,
+    "chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94, "ptrace": 101, "syslog": 103,
+    "capset": 126, "rt_sigqueueinfo": 129, "utime": 132, "mknod": 133, "uselib": 134,
+    "setpriority": 141, "sched_setparam": 142, "sched_setscheduler": 144, "vhangup": 153,
+    "pivot_root": 155, "adjtimex": 159, "chroot": 161, "acct": 163, "settimeofday": 164, "mount": 165,
+    "umount2": 166, "swapon": 167, "swapoff": 168, "reboot": 169, "sethostname": 170,
+    "setdomainname": 171, "iopl": 172, "ioperm": 173, "init_module": 175, "delete_module": 176,
+    "quotactl": 179, "nfsservctl": 180, "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190,
+    "removexattr": 197, "lremovexattr": 198, "fremovexattr": 199, "tkill": 200,
+    "sched_setaffinity": 203, "lookup_dcookie": 212, "semtimedop": 220, "clock_settime": 227,
+    "tgkill": 234, "utimes": 235, "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242,
+    "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245, "kexec_load": 246,
+    "add_key": 248, "request_key": 249, "keyctl": 250, "ioprio_set": 251, "migrate_pages": 256,
+    "openat": 257, "mkdirat": 258, "mknodat": 259, "fchownat": 260, "futimesat": 261,
+    "unlinkat": 263, "renameat": 264, "linkat": 265, "symlinkat": 266, "fchmodat": 268,
+    "unshare": 272, "move_pages": 279, "utimensat": 280, "rt_tgsigqueueinfo": 297,
+    "perf_event_open": 298, "fanotify_init": 300, "prlimit64": 302, "open_by_handle_at": 304,
+    "clock_adjtime": 305, "setns": 308, "process_vm_writev": 311, "finit_module": 313,
+    "sched_setattr": 314, "renameat2": 316, "seccomp": 317, "kexec_file_load": 320, "bpf": 321,
+    "execveat": 322, "mremap": 25,
+}  # fmt: skip
+_AARCH64 = {
+    "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
+    "fremovexattr": 16, "lookup_dcookie": 18, "ioprio_set": 30, "mknodat": 33, "mkdirat": 34,
+    "unlinkat": 35, "symlinkat": 36, "linkat": 37, "renameat": 38, "umount2": 39, "mount": 40,
+    "pivot_root": 41, "nfsservctl": 42, "truncate": 45, "chroot": 51, "fchmod": 52, "fchmodat": 53,
+    "fchownat": 54, "fchown": 55, "openat": 56, "quotactl": 60, "vhangup": 58, "utimensat": 88,
+    "acct": 89, "capset": 91, "unshare": 97, "kexec_load": 104, "init_module": 105,
+    "delete_module": 106, "clock_settime": 112, "syslog": 116, "ptrace": 117, "sched_setparam": 118,
+    "sched_setscheduler": 119, "sched_setaffinity": 122, "kill": 129, "tkill": 130, "tgkill": 131,
+    "rt_sigqueueinfo": 138, "setpriority": 140, "reboot": 142, "sethostname": 161,
+    "setdomainname": 162, "settimeofday": 170, "adjtimex": 171, "mq_open": 180, "mq_unlink": 181,
+    "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184, "mq_getsetattr": 185,
+    "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189, "semget": 190, "semctl": 191,
+    "semtimedop": 192, "semop": 193, "shmget": 194, "shmctl": 195, "shmat": 196, "socket": 198,
+    "bind": 200, "connect": 203, "mremap": 216, "add_key": 217, "request_key": 218, "keyctl": 219,
+    "clone": 220, "execve": 221, "swapon": 224, "swapoff": 225, "migrate_pages": 238,
+    "move_pages": 239, "rt_tgsigqueueinfo": 240, "perf_event_open": 241, "prlimit64": 261,
+    "fanotify_init": 262, "open_by_handle_at": 265, "clock_adjtime": 266, "setns": 268,
+    "process_vm_writev": 271, "finit_module": 273, "sched_setattr": 274, "renameat2": 276,
+    "seccomp": 277, "bpf": 280, "execveat": 281, "kexec_file_load": 294,
+}  # fmt: skip
+# machine -> (AUDIT_ARCH_*, syscall numbers, highest number this filter knows)
+ARCHES: dict[str, tuple[int, dict[str, int]]] = {
+    "x86_64": (0xC000003E, {**_X86_64, **_COMMON}),
+    "aarch64": (0xC00000B7, {**_AARCH64, **_COMMON}),
+}
+# Calls numbered above this are newer than the filter: they answer ENOSYS, as on an older kernel.
+HIGHEST_KNOWN = 469
+
+# What the supervisor does with a refused call, by name. "fs": a file operation (the path decides);
+# the others are refused and recorded with the words shown.
+_REFUSED = {
+    "clone": "start a process", "fork": "start a process", "vfork": "start a process",
+    "execve": "run a program", "execveat": "run a program",
+    "socket": "open a network socket", "connect": "connect a socket", "bind": "bind a socket",
+    "kill": "signal", "tkill": "signal", "tgkill": "signal", "rt_sigqueueinfo": "signal",
+    "rt_tgsigqueueinfo": "signal", "pidfd_send_signal": "send a signal to another process",
+    "setpriority": "sched", "sched_setparam": "sched", "sched_setscheduler": "sched",
+    "sched_setaffinity": "sched", "sched_setattr": "sched", "prlimit64": "sched", "ioprio_set": "sched",
+    "migrate_pages": "sched", "move_pages": "sched",
+}  # fmt: skip
+_FS_CALLS = [
+    "open", "openat", "creat", "truncate", "rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir",
+    "unlink", "unlinkat", "link", "linkat", "symlink", "symlinkat", "mknod", "mknodat", "chmod", "fchmod",
+    "fchmodat", "fchmodat2", "chown", "lchown", "fchown", "fchownat", "utime", "utimes", "futimesat",
+    "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+    "setxattrat", "removexattrat", "file_setattr"
+]  # fmt: skip
+# Refused and recorded: they change something outside the child.
+_OTHER_RECORDED = [
+    "ptrace", "process_vm_writev", "pidfd_getfd", "process_madvise", "process_mrelease", "mount", "umount2",
+    "pivot_root", "chroot", "swapon", "swapoff", "reboot", "sethostname", "setdomainname", "settimeofday",
+    "clock_settime", "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+    "acct", "quotactl", "iopl", "ioperm", "unshare", "setns", "vhangup", "open_tree", "move_mount",
+    "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "open_tree_attr", "shmget", "shmat",
+    "shmctl", "semget", "semop", "semctl", "semtimedop", "msgget", "msgsnd", "msgrcv", "msgctl", "mq_open",
+    "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr"
+]  # fmt: skip
+# Allowed on the child itself (a pid of 0 or its own), sent to the supervisor otherwise.
+_OWN_PROCESS = ("sched_setparam", "sched_setscheduler", "sched_setaffinity", "sched_setattr", "prlimit64",
+                "migrate_pages", "move_pages")  # fmt: skip
+# Refused without a record: libraries probe for them and cope with the error; none changes anything.
+_SILENT = {
+    "clone3": errno.ENOSYS, "openat2": errno.ENOSYS, "io_uring_setup": errno.ENOSYS,
+    "io_uring_enter": errno.ENOSYS, "io_uring_register": errno.ENOSYS, "perf_event_open": errno.EACCES,
+    "bpf": errno.EPERM, "keyctl": errno.ENOSYS, "add_key": errno.ENOSYS, "request_key": errno.ENOSYS,
+    "adjtimex": errno.EPERM, "clock_adjtime": errno.EPERM, "syslog": errno.EPERM,
+    "fanotify_init": errno.EPERM, "open_by_handle_at": errno.EPERM, "lookup_dcookie": errno.ENOSYS,
+    "nfsservctl": errno.ENOSYS, "uselib": errno.ENOSYS,
+}  # fmt: skip
+
+
+# Always sent to the supervisor (open/openat, clone, socket and the pid-taking calls only sometimes).
+_ALWAYS_NOTIFIED = [n for n in _FS_CALLS if n not in ("open", "openat")] + [
+    "fork", "vfork", "execve", "execveat", "connect", "bind", "tkill", "pidfd_send_signal",
+    *_OTHER_RECORDED,
+]  # fmt: skip
+
+
+def arch() -> tuple[int, dict[str, int]] | None:
+    """This machine's (AUDIT_ARCH, syscall numbers), or None where the filter has no table."""
+    if not sys.platform.startswith("linux"):
+        return None
+    return ARCHES.get(platform.machine())
+
+
+# -- BPF --------------------------------------------------------------------------------------------
+
+_LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
+_JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+_JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+_JSET = 0x45  # BPF_JMP | BPF_JSET | BPF_K
+_AND = 0x54  # BPF_ALU | BPF_AND | BPF_K
+_RET = 0x06  # BPF_RET | BPF_K
+
+Target = Any  # an int (offset 0) or a label name
+
+
+class _Asm:
+    """A tiny BPF assembler: jumps name labels, resolved (and range-checked) by `code()`."""
+
+    def __init__(self) -> None:
+        self.ins: list[tuple[int, Target, Target, int]] = []
+        self.labels: dict[str, int] = {}
+
+    def op(self, code: int, k: int, jt: Target = 0, jf: Target = 0) -> None:
+        self.ins.append((code, jt, jf, k & 0xFFFFFFFF))
+
+    def label(self, name: str) -> None:
+        self.labels[name] = len(self.ins)
+
+    def load(self, offset: int) -> None:
+        self.op(_LD_ABS, offset)
+
+    def arg(self, n: int) -> None:
+        self.load(16 + 8 * n)  # low 32 bits of args[n] (little-endian machines only)
+
+    def ret(self, value: int) -> None:
+        self.op(_RET, value)
+
+    def code(self) -> bytes:
+        out = []
+        for index, (code, jt, jf, k) in enumerate(self.ins):
+            offsets = []
+            for target in (jt, jf):
+                offset = target if isinstance(target, int) else self.labels[target] - index - 1
+                if not 0 <= offset <= 255:
+                    raise ValueError(f"BPF jump out of range at {index}: {offset}")
+                offsets.append(offset)
+            out.append(struct.pack("<HBBI", code, offsets[0], offsets[1], k))
+        return b"".join(out)
+
+
+def filter_program(audit_arch: int, numbers: dict[str, int], pid: int) -> bytes:
+    """The seccomp program for a child whose process id is `pid` (see the module docstring)."""
+    a = _Asm()
+    notify, allow = SECCOMP_RET_USER_NOTIF, SECCOMP_RET_ALLOW
+    a.load(4)  # arch: a call through another ABI (int 0x80 on x86_64) would be read with wrong numbers
+    a.op(_JEQ, audit_arch, "native", 0)
+    a.ret(SECCOMP_RET_ERRNO | errno.ENOSYS)
+    a.label("native")
+    a.load(0)  # the call's number
+    if audit_arch == ARCHES["x86_64"][0]:
+        a.op(_JSET, 0x40000000, 0, 1)  # the x32 ABI
+        a.ret(SECCOMP_RET_ERRNO | errno.ENOSYS)
+    a.op(_JGE, HIGHEST_KNOWN + 1, 0, 1)
+    a.ret(SECCOMP_RET_ERRNO | errno.ENOSYS)
+
+    def when(name: str, block: Callable[[], None]) -> None:
+        """`block` (which always returns) for the call `name`; the accumulator holds its number."""
+        nr = numbers.get(name)
+        if nr is not None:
+            a.op(_JEQ, nr, 0, f"not_{name}")
+            block()
+            a.label(f"not_{name}")
+
+    def write_open(flags_arg: int) -> Callable[[], None]:
+        def block() -> None:
+            a.arg(flags_arg)
+            a.op(_JSET, O_WRITE_MASK, 0, 1)
+            a.ret(notify)
+            a.ret(allow)
+
+        return block
+
+    def own_pid(name: str, pid_arg: int, zero_is_self: bool) -> Callable[[], None]:
+        def block() -> None:
+            a.arg(pid_arg)
+            a.op(_JEQ, pid, f"ok_{name}", 0)
+            if zero_is_self:
+                a.op(_JEQ, 0, f"ok_{name}", 0)
+            a.ret(notify)
+            a.label(f"ok_{name}")
+            a.ret(allow)
+
+        return block
+
+    def which_who(name: str, which: int) -> Callable[[], None]:  # setpriority, ioprio_set: a process
+        def block() -> None:
+            a.arg(0)
+            a.op(_JEQ, which, 0, f"no_{name}")
+            a.arg(1)
+            a.op(_JEQ, 0, f"ok_{name}", 0)
+            a.op(_JEQ, pid, f"ok_{name}", 0)
+            a.label(f"no_{name}")
+            a.ret(notify)
+            a.label(f"ok_{name}")
+            a.ret(allow)
+
+        return block
+
+    def clone() -> None:
+        a.arg(0)
+        a.op(_JSET, CLONE_THREAD, 1, 0)  # a thread: allowed
+        a.ret(notify)
+        a.ret(allow)
+
+    def socket() -> None:
+        a.arg(0)
+        a.op(_JEQ, AF_NETLINK, "ok_socket", 0)
+        a.op(_JEQ, AF_UNIX, "unix_socket", 0)
+        a.ret(notify)
+        a.label("unix_socket")
+        a.arg(1)
+        a.op(_AND, 0xF)
+        a.op(_JEQ, SOCK_DGRAM, 0, "ok_socket")  # an unconnected datagram socket sends to any path
+        a.ret(notify)
+        a.label("ok_socket")
+        a.ret(allow)
+
+    when("open", write_open(1))
+    when("openat", write_open(2))
+    when("clone", clone)
+    when("socket", socket)
+    for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
+        when(name, own_pid(name, 0, zero_is_self=False))
+    for name in _OWN_PROCESS:
+        when(name, own_pid(name, 0, zero_is_self=True))
+    when("setpriority", which_who("setpriority", 0))  # PRIO_PROCESS
+    when("ioprio_set", which_who("ioprio_set", 1))  # IOPRIO_WHO_PROCESS
+    for name in _ALWAYS_NOTIFIED:
+        nr = numbers.get(name)
+        if nr is not None:
+            a.op(_JEQ, nr, 0, 1)
+            a.ret(notify)
+    for name, code in _SILENT.items():
+        nr = numbers.get(name)
+        if nr is not None:
+            a.op(_JEQ, nr, 0, 1)
+            a.ret(SECCOMP_RET_ERRNO | code)
+    a.ret(allow)
+    return a.code()
+
+
+# -- ctypes plumbing ----------------------------------------------------------------------------------
+
+
+class _Libc:
+    """libc through ctypes, loaded on first use (ctypes is imported only in the forked child or when a
+    trial is asked for)."""
+
+    def __init__(self) -> None:
+        import ctypes
+
+        self.ctypes = ctypes
+        self.lib = ctypes.CDLL(None, use_errno=True)
+        self.lib.syscall.restype = ctypes.c_long
+        self.lib.mmap.restype = ctypes.c_void_p
+        self.lib.mmap.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            ctypes.c_int,
+            ctypes.c_int,
+            ctypes.c_int,
+            ctypes.c_long,
+        ]
+        self.lib.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        self.lib.ioctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
+
+    def syscall(self, nr: int, *args: Any) -> int:
+        """`syscall(nr, *args)`: ints become longs, None a NULL pointer, ctypes objects pass as they are;
+        OSError on failure."""
+        c = self.ctypes
+        converted = [
+            c.c_long(a) if isinstance(a, int) else (c.c_void_p(None) if a is None else a) for a in args
+        ]
+        result = int(self.lib.syscall(c.c_long(nr), *converted))
+        if result == -1:
+            code = c.get_errno()
+            raise OSError(code, os.strerror(code))
+        return result
+
+    def prctl(self, option: int, arg: int) -> None:
+        c = self.ctypes
+        zero = c.c_ulong(0)
+        if self.lib.prctl(c.c_int(option), c.c_ulong(arg), zero, zero, zero) != 0:
+            code = c.get_errno()
+            raise OSError(code, os.strerror(code))
+
+
+_libc: _Libc | None = None
+
+
+def libc() -> _Libc:
+    global _libc
+    if _libc is None:
+        _libc = _Libc()
+    return _libc
+
+
+# -- the layers (run in the child) ------------------------------------------------------------------
+
+
+def set_pdeathsig() -> None:
+    """SIGKILL when the thread that forked us (the kernel's main thread) ends: restart, shutdown, crash."""
+    libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def landlock_abi() -> int:
+    """Landlock's ABI version (0: none). A harmless query, fine in any process."""
+    if arch() is None:
+        return 0
+    try:
+        return libc().syscall(_COMMON["landlock_create_ruleset"], None, 0, LANDLOCK_CREATE_RULESET_VERSION)
+    except OSError:
+        return 0
+
+
+def enter_namespaces(shm_mb: int = 256) -> bool:
+    """New user, network and mount namespaces, our uid/gid mapped to themselves (so file ownership reads
+    the same), and a private tmpfs of `shm_mb` MB on /dev/shm: multiprocessing semaphores and shared
+    memory (joblib probes for them on import) then work inside the trial and are invisible outside it.
+    Returns whether /dev/shm is private. Raises OSError where the platform refuses namespaces (Docker's
+    seccomp profile, Ubuntu's AppArmor)."""
+    uid, gid = os.geteuid(), os.getegid()
+    c = libc()
+    if c.lib.unshare(c.ctypes.c_int(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS)) != 0:
+        code = c.ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+    for path, text in (
+        ("/proc/self/setgroups", "deny"),
+        ("/proc/self/uid_map", f"{uid} {uid} 1"),
+        ("/proc/self/gid_map", f"{gid} {gid} 1"),
+    ):
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+    if not os.path.isdir(SHM):
+        return False
+    mount = c.lib.mount
+    mount.argtypes = [
+        c.ctypes.c_char_p,
+        c.ctypes.c_char_p,
+        c.ctypes.c_char_p,
+        c.ctypes.c_ulong,
+        c.ctypes.c_char_p,
+    ]
+    # Nothing mounted here propagates back to the kernel's namespace.
+    if mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return False
+    options = f"size={int(shm_mb)}m,mode=1777".encode()
+    return bool(mount(b"tmpfs", SHM.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options) == 0)
+
+
+def drop_privileges(numbers: dict[str, int]) -> None:
+    """no_new_privs (Landlock and seccomp need it) and no capabilities, whoever the kernel runs as."""
+    c = libc()
+    c.prctl(PR_SET_NO_NEW_PRIVS, 1)
+    header = struct.pack("<Ii", CAP_VERSION_3, 0)
+    data = bytes(24)  # two __user_cap_data_struct, all sets empty
+    hbuf = c.ctypes.create_string_buffer(header, len(header))
+    dbuf = c.ctypes.create_string_buffer(data, len(data))
+    c.syscall(numbers["capset"], hbuf, dbuf)
+
+
+def restrict_files(abi: int, writable: list[str]) -> None:
+    """Landlock: writes only beneath the `writable` directories and to /dev/null; with ABI >= 4 no TCP
+    bind/connect, with ABI >= 6 no signals or abstract unix sockets beyond the sandbox."""
+    c = libc()
+    handled = LL_FS_ABI1 | (LL_REFER if abi >= 2 else 0) | (LL_TRUNCATE if abi >= 3 else 0)
+    net = LL_NET_TCP if abi >= 4 else 0
+    scoped = LL_SCOPE if abi >= 6 else 0
+    attr = struct.pack("<QQQ", handled, net, scoped)
+    size = 24 if abi >= 6 else (16 if abi >= 4 else 8)
+    abuf = c.ctypes.create_string_buffer(attr[:size], size)
+    ruleset = c.syscall(_COMMON["landlock_create_ruleset"], abuf, c.ctypes.c_size_t(size), c.ctypes.c_uint(0))
+    try:
+        rules = [(directory, handled) for directory in writable]
+        rules.append(("/dev/null", LL_WRITE_FILE | (LL_TRUNCATE if abi >= 3 else 0)))
+        for path, rights in rules:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                rule = struct.pack("<Qi", rights, fd)  # landlock_path_beneath_attr is packed
+                rbuf = c.ctypes.create_string_buffer(rule, len(rule))
+                c.syscall(_COMMON["landlock_add_rule"], ruleset, LANDLOCK_RULE_PATH_BENEATH, rbuf, 0)
+            finally:
+                os.close(fd)
+        c.syscall(_COMMON["landlock_restrict_self"], ruleset, 0)
+    finally:
+        os.close(ruleset)
+
+
+def install_filter(numbers: dict[str, int], audit_arch: int) -> int:
+    """Install the seccomp filter; returns the user-notification listener's fd."""
+    c = libc()
+    program = filter_program(audit_arch, numbers, os.getpid())
+    code = c.ctypes.create_string_buffer(program, len(program))
+    fprog = struct.pack("<HxxxxxxQ", len(program) // 8, c.ctypes.addressof(code))
+    pbuf = c.ctypes.create_string_buffer(fprog, len(fprog))
+    return c.syscall(numbers["seccomp"], SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, pbuf)
+
+
+# -- what the child may write -----------------------------------------------------------------------
+
+
+def resolve(path: str, base: str, tid: int | None = None) -> str:
+    """`path` (relative to `base`) as an absolute path with symlinks resolved; /proc/self and /dev/fd
+    name the child (`tid`) when resolved from outside it."""
+    full = os.path.normpath(os.path.join(base, path))
+    if tid is not None:
+        for alias, real in (("/proc/self/", f"/proc/{tid}/"), ("/proc/thread-self/", f"/proc/{tid}/")):
+            if full.startswith(alias):
+                full = real + full[len(alias) :]
+        if full.startswith("/dev/fd/"):
+            full = f"/proc/{tid}/fd/" + full[len("/dev/fd/") :]
+        std = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}.get(full)
+        if std is not None:
+            full = f"/proc/{tid}/fd/{std}"
+    return os.path.realpath(full)
+
+
+def inside(path: str, writable: str | list[str] | None) -> bool:
+    """Whether a resolved path may be written: beneath a writable directory (the scratch directory, a
+    private /dev/shm), or /dev/null."""
+    if path == os.devnull:
+        return True
+    for directory in [writable] if isinstance(writable, str) else writable or []:
+        if directory and (path == directory or path.startswith(directory.rstrip("/") + "/")):
+            return True
+    return False
+
+
+# What a refused file operation is called, and whether its target must exist ("old") or must not
+# ("new"): an operation that would fail anyway fails with its real error and is not a refusal.
+FS_WORDS = {
+    "write": ("write to", "old"),
+    "create": ("create", "new"),
+    "mkdir": ("create the directory", "new"),
+    "delete": ("delete", "old"),
+    "rmdir": ("delete the directory", "old"),
+    "rename": ("rename", "old"),
+    "link": ("create a link at", "new"),
+    "chmod": ("change the mode of", "old"),
+    "chown": ("change the owner of", "old"),
+    "utime": ("change the times of", "old"),
+    "xattr": ("change the attributes of", "old"),
+    "truncate": ("truncate", "old"),
+}
+
+
+def natural_error(op: str, path: str, *, exclusive: bool = False) -> int | None:
+    """The errno the operation would fail with anyway, so there is nothing to refuse; else None."""
+    exists = os.path.lexists(path)
+    if exclusive and exists:
+        return errno.EEXIST
+    need = FS_WORDS[op][1]
+    if need == "old" and not exists:
+        return errno.ENOENT
+    if need == "new":
+        if not os.path.isdir(os.path.dirname(path) or "/"):
+            return errno.ENOENT
+        if exists and op != "create":
+            return errno.EEXIST
+    return None
+
+
+def describe(op: str, path: str, other: str | None = None) -> str:
+    words = FS_WORDS[op][0]
+    return f"{words} '{path}' to '{other}'" if other else f"{words} '{path}'"
+
+
+# -- the supervisor (runs in the kernel, on the thread that reaps the child) --------------------------
+
+
+class Supervisor:
+    """Answers the child's seccomp notifications: lets writes into the scratch directory through (when
+    Landlock guards them), makes operations that would fail anyway fail with their real error, refuses
+    the rest and records what each refusal was."""
+
+    def __init__(
+        self, listener: int, pid: int, writable: list[str], landlock: bool, memory: int = -1
+    ) -> None:
+        self.listener = listener
+        self.pid = pid
+        self.writable = writable
+        self.landlock = landlock
+        self.refusals: list[str] = []
+        found = arch()
+        self.names = {nr: name for name, nr in (found[1] if found else {}).items()}
+        self.c = libc()
+        self._req = self.c.ctypes.create_string_buffer(80)  # struct seccomp_notif
+        self._resp = self.c.ctypes.create_string_buffer(24)  # struct seccomp_notif_resp
+        self.mem: int | None = memory if memory >= 0 else None
+        if self.mem is None:
+            try:
+                self.mem = os.open(f"/proc/{pid}/mem", os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                self.mem = None
+
+    def close(self) -> None:
+        for fd in (self.mem, self.listener):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.mem = None
+
+    def handle(self) -> bool:
+        """Answer one pending notification; False once the child is gone."""
+        ctypes = self.c.ctypes
+        ctypes.memset(self._req, 0, 80)
+        if self.c.lib.ioctl(self.listener, NOTIF_RECV, self._req) != 0:
+            return ctypes.get_errno() in (errno.EINTR, errno.ENOENT)  # interrupted / the caller died
+        notif_id, tid, _flags, nr, _arch, _ip = struct.unpack_from("<QIIiIQ", self._req.raw, 0)
+        args = struct.unpack_from("<6Q", self._req.raw, 32)
+        try:
+            verdict, reason = self.decide(self.names.get(nr, f"syscall {nr}"), args, tid)
+        except Exception as exc:  # never let a bad read open the sandbox: refuse
+            verdict, reason = errno.EPERM, f"an operation the sandbox could not read ({type(exc).__name__})"
+        if not self._valid(notif_id):
+            return True  # the calling thread died meanwhile: what we read may not be its memory
+        if reason:
+            self.refusals.append(reason)
+        if verdict == 0:
+            struct.pack_into("<QqiI", self._resp, 0, notif_id, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE)
+        else:
+            struct.pack_into("<QqiI", self._resp, 0, notif_id, 0, -verdict, 0)
+        self.c.lib.ioctl(self.listener, NOTIF_SEND, self._resp)
+        return True
+
+    def _valid(self, notif_id: int) -> bool:
+        value = self.c.ctypes.c_uint64(notif_id)
+        return bool(self.c.lib.ioctl(self.listener, NOTIF_ID_VALID, self.c.ctypes.byref(value)) == 0)
+
+    # -- reading the child --
+
+    def string(self, address: int, limit: int = 4096) -> str:
+        if self.mem is None or address == 0:
+            raise OSError(errno.EFAULT, "unreadable")
+        out = b""
+        while len(out) < limit:
+            chunk = os.pread(self.mem, 4096 - (address % 4096), address)
+            end = chunk.find(b"\0")
+            if end >= 0:
+                return os.fsdecode(out + chunk[:end])
+            out += chunk
+            address += len(chunk)
+        return os.fsdecode(out)
+
+    def memory(self, address: int, size: int) -> bytes:
+        if self.mem is None or address == 0:
+            raise OSError(errno.EFAULT, "unreadable")
+        return os.pread(self.mem, size, address)
+
+    def base(self, tid: int, dirfd: int) -> str:
+        dirfd = _signed(dirfd)
+        if dirfd == AT_FDCWD:
+            return os.readlink(f"/proc/{tid}/cwd")
+        return os.readlink(f"/proc/{tid}/fd/{dirfd}")
+
+    def path(self, tid: int, args: tuple[int, ...], dirfd_arg: int | None, path_arg: int) -> str:
+        base = self.base(tid, args[dirfd_arg]) if dirfd_arg is not None else os.readlink(f"/proc/{tid}/cwd")
+        raw = self.string(args[path_arg]) if args[path_arg] else ""
+        return resolve(raw, base, tid) if raw else resolve(base, "/", tid)
+
+    def fd_path(self, tid: int, fd: int) -> str:
+        return os.readlink(f"/proc/{tid}/fd/{_signed(fd)}")
+
+    def ours(self, pid: int) -> bool:
+        """Whether `pid` is a thread of the child."""
+        return pid > 0 and os.path.exists(f"/proc/{self.pid}/task/{pid}")
+
+    # -- the decision --
+
+    def decide(self, name: str, args: tuple[int, ...], tid: int) -> tuple[int, str | None]:
+        """(0 to let the call through or an errno, what was refused or None)."""
+        if name in _FS_CALLS:
+            return self.file_call(name, args, tid)
+        kind = _REFUSED.get(name)
+        if kind == "signal":
+            target = _signed(args[0])
+            if self.ours(abs(target)) or target == 0:  # a thread of the child; its own process group
+                return 0, None
+            if target > 0 and not os.path.exists(f"/proc/{target}"):
+                return errno.ESRCH, None
+            sig = _signed(args[2] if name in ("tgkill", "rt_tgsigqueueinfo") else args[1])
+            who = f"process group {-target}" if target < 0 else f"process {target}"
+            return errno.EPERM, f"send {_signal_name(sig)} to {who}"
+        if kind == "sched":
+            target = _signed(args[1] if name in ("setpriority", "ioprio_set") else args[0])
+            if self.ours(target):
+                return 0, None
+            return errno.EPERM, f"change the scheduling or limits of process {target}"
+        if name in ("execve", "execveat"):
+            program = self.string(args[1] if name == "execveat" else args[0])
+            return errno.EPERM, f"run the program '{program}'"
+        if name in ("connect", "bind"):
+            address = self.address(args[1], args[2])
+            if name == "connect" and address.startswith("/") and not os.path.exists(address):
+                return errno.ENOENT, None
+            return errno.EACCES, f"{'connect to' if name == 'connect' else 'bind a socket to'} {address}"
+        if name == "socket":
+            family = {AF_INET: "AF_INET", AF_INET6: "AF_INET6", AF_UNIX: "AF_UNIX datagram"}.get(
+                args[0] & 0xFFFFFFFF, f"family {args[0] & 0xFFFFFFFF}"
+            )
+            return errno.EACCES, f"open a network socket ({family})"
+        if kind:
+            return errno.EPERM, kind
+        return errno.EPERM, f"call {name}()"
+
+    def address(self, pointer: int, size: int) -> str:
+        raw = self.memory(pointer, min(size, 128))
+        family = struct.unpack_from("<H", raw, 0)[0] if len(raw) >= 2 else -1
+        if family == AF_UNIX:
+            name = raw[2:]
+            if name[:1] == b"\0":
+                return "@" + os.fsdecode(name[1:].rstrip(b"\0"))
+            return os.fsdecode(name.split(b"\0", 1)[0])
+        if family == AF_INET and len(raw) >= 8:
+            port = struct.unpack_from(">H", raw, 2)[0]
+            return f"{'.'.join(str(b) for b in raw[4:8])}:{port}"
+        if family == AF_INET6 and len(raw) >= 24:
+            import ipaddress
+
+            port = struct.unpack_from(">H", raw, 2)[0]
+            return f"[{ipaddress.IPv6Address(raw[8:24])}]:{port}"
+        return f"an address of family {family}"
+
+    def file_call(self, name: str, args: tuple[int, ...], tid: int) -> tuple[int, str | None]:
+        op, paths, exclusive = self.file_targets(name, args, tid)
+        if self.landlock and all(inside(p, self.writable) for p in paths):
+            # Landlock checks it again, race-free; and a private /dev/shm is not what we see from here.
+            return 0, None
+        first = paths[0]
+        natural = natural_error(op, first, exclusive=exclusive)
+        if natural is not None:
+            return natural, None
+        return errno.EACCES, describe(op, first, paths[1] if len(paths) > 1 else None)
+
+    def file_targets(self, name: str, args: tuple[int, ...], tid: int) -> tuple[str, list[str], bool]:
+        """(operation, resolved paths, whether the call fails on an existing target) of a file call."""
+        if name in ("open", "openat", "creat"):
+            path = self.path(tid, args, 0, 1) if name == "openat" else self.path(tid, args, None, 0)
+            flags = os.O_CREAT | os.O_TRUNC if name == "creat" else args[2 if name == "openat" else 1]
+            if not os.path.lexists(path) and flags & os.O_CREAT:
+                return "create", [path], False
+            return "write", [path], bool(flags & os.O_CREAT and flags & os.O_EXCL)
+        if name in ("fchmod", "fchown", "fsetxattr", "fremovexattr"):
+            return _FD_CALLS[name], [self.fd_path(tid, args[0])], False
+        op, *pairs = _PATH_CALLS[name]
+        paths = [self.path(tid, args, dirfd, path) for dirfd, path in pairs]
+        if name == "unlinkat" and args[2] & AT_REMOVEDIR:
+            op = "rmdir"
+        return op, paths, op in ("mkdir", "create")
+
+
+# The file calls that name paths: (operation, (dirfd argument or None, path argument), ...).
+_PATH_CALLS: dict[str, tuple[Any, ...]] = {
+    "truncate": ("truncate", (None, 0)),
+    "rename": ("rename", (None, 0), (None, 1)),
+    "renameat": ("rename", (0, 1), (2, 3)),
+    "renameat2": ("rename", (0, 1), (2, 3)),
+    "mkdir": ("mkdir", (None, 0)),
+    "mkdirat": ("mkdir", (0, 1)),
+    "mknod": ("create", (None, 0)),
+    "mknodat": ("create", (0, 1)),
+    "rmdir": ("rmdir", (None, 0)),
+    "unlink": ("delete", (None, 0)),
+    "unlinkat": ("delete", (0, 1)),
+    "link": ("link", (None, 1)),
+    "linkat": ("link", (2, 3)),
+    "symlink": ("link", (None, 1)),
+    "symlinkat": ("link", (1, 2)),
+    "chmod": ("chmod", (None, 0)),
+    "fchmodat": ("chmod", (0, 1)),
+    "fchmodat2": ("chmod", (0, 1)),
+    "chown": ("chown", (None, 0)),
+    "lchown": ("chown", (None, 0)),
+    "fchownat": ("chown", (0, 1)),
+    "utime": ("utime", (None, 0)),
+    "utimes": ("utime", (None, 0)),
+    "futimesat": ("utime", (0, 1)),
+    "utimensat": ("utime", (0, 1)),
+    "setxattr": ("xattr", (None, 0)),
+    "lsetxattr": ("xattr", (None, 0)),
+    "removexattr": ("xattr", (None, 0)),
+    "lremovexattr": ("xattr", (None, 0)),
+    "setxattrat": ("xattr", (0, 1)),
+    "removexattrat": ("xattr", (0, 1)),
+    "file_setattr": ("xattr", (0, 1)),
+}
+_FD_CALLS = {"fchmod": "chmod", "fchown": "chown", "fsetxattr": "xattr", "fremovexattr": "xattr"}
+
+
+def _signed(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+# -- the platform's capabilities (the server asks once) ---------------------------------------------
+
+
+def probe() -> dict[str, Any]:
+    """What this platform allows, found by trying each layer in a throwaway child process."""
+    found: dict[str, Any] = {"platform": sys.platform, "machine": platform.machine()}
+    if not hasattr(os, "fork"):
+        return {**found, "available": False, "sandbox": None, "reason": "this platform cannot fork a process"}
+    table = arch()
+    if table is None:
+        reason = (
+            "no OS sandbox on this platform (Landlock, seccomp and namespaces are Linux features)"
+            if not sys.platform.startswith("linux")
+            else f"no seccomp filter for the {platform.machine()} architecture"
+        )
+        return {**found, "available": False, "sandbox": None, "reason": reason}
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        report: dict[str, Any] = {}
+        try:
+            os.close(read)
+            report["landlock_abi"] = landlock_abi()
+            try:
+                report["private_shm"] = enter_namespaces()
+                report["netns"] = True
+            except OSError as exc:
+                report["netns"] = False
+                report["netns_error"] = os.strerror(exc.errno or 0)
+            drop_privileges(table[1])
+            if report["landlock_abi"]:
+                import tempfile
+
+                restrict_files(report["landlock_abi"], [tempfile.gettempdir()])
+            listener = install_filter(table[1], table[0])
+            report["seccomp"] = True
+            os.close(listener)
+        except OSError as exc:
+            report.setdefault("seccomp", False)
+            report["error"] = f"{exc.strerror or exc}"
+        except Exception as exc:
+            report.setdefault("seccomp", False)
+            report["error"] = f"{type(exc).__name__}: {exc}"
+        finally:
+            os.write(write, json.dumps(report).encode())
+            os._exit(0)
+    os.close(write)
+    chunks = []
+    while True:
+        chunk = os.read(read, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read)
+    os.waitpid(pid, 0)
+    try:
+        report = json.loads(b"".join(chunks) or b"{}")
+    except ValueError:
+        report = {}
+    found.update(report)
+    found["available"] = bool(report.get("seccomp"))
+    found["sandbox"] = sandbox_name(report) if found["available"] else None
+    error = report.get("error", "unknown error")
+    found["reason"] = None if found["available"] else f"the kernel refused a seccomp filter ({error})"
+    return found
+
+
+def sandbox_name(layers: dict[str, Any]) -> str:
+    parts = ["seccomp"]
+    if layers.get("landlock_abi"):
+        parts.append("landlock")
+    if layers.get("netns"):
+        parts.append("netns")
+    if layers.get("private_shm"):
+        parts.append("private-shm")
+    return "+".join(parts)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--probe"]:
+        print(json.dumps(probe()))
+    else:
+        print("usage: python sandbox.py --probe", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,397 @@
+"""Trials in a real ipykernel, sent silently as the server sends them, each checked from outside: the
+side-effect suite (files, network, processes, signals), the kernel left unchanged, the kernel responsive
+while a trial runs, no zombie, and a restart that ends a running trial."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from jupyter_client.asynchronous.client import AsyncKernelClient
+
+from crane_jupyterlab.bench.kernels import drain_iopub, fresh_kernel, run_cell
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.usefixtures("os_layer"),
+]
+
+
+@pytest.fixture(scope="module")
+def watched(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory with files the trials must not change, and a file beside it."""
+    root = tmp_path_factory.mktemp("watched")
+    (root / "data").mkdir()
+    (root / "data" / "a.txt").write_text("alpha\n")
+    (root / "data" / "b.csv").write_text("x,y\n1,2\n")
+    (root / "data" / "sub").mkdir()
+    (root / "data" / "sub" / "c.bin").write_bytes(bytes(range(256)))
+    (root / "outside.txt").write_text("outside\n")
+    return root
+
+
+def checksums(root: Path) -> dict[str, tuple[str, int, int]]:
+    """Every file and directory under `root`: content hash, mode, modification time."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        st = path.lstat()
+        digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
+        found[str(path.relative_to(root))] = (digest, st.st_mode, st.st_mtime_ns)
+    return found
+
+
+class CountingServer:
+    """A TCP server on 127.0.0.1 that counts the connections it accepts (the network edge of the test)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.count = 0
+        self.sock.settimeout(0.2)
+        self.running = True
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while self.running:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.count += 1
+            with contextlib.suppress(OSError):
+                conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            conn.close()
+
+    def close(self) -> None:
+        self.running = False
+        self.thread.join()
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[CountingServer]:
+    counting = CountingServer()
+    yield counting
+    counting.close()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def kernel(watched: Path, server: CountingServer) -> AsyncIterator[tuple[Any, AsyncKernelClient]]:
+    async with fresh_kernel(cwd=str(watched)) as (km, kc):
+        await run_cell(
+            kc,
+            "import os, sys, random, json, shutil, signal, pathlib, subprocess, socket, urllib.request\n"
+            "import numpy as np, pandas as pd\n"
+            f"W = pathlib.Path({str(watched / 'data')!r})\n"
+            f"PORT = {server.port}\n"
+            "df = pd.DataFrame({'x': [1, 2, 3], 'y': [4.0, 5.0, 6.0]})\n"
+            "arr = np.arange(12.0).reshape(3, 4)\n"
+            "data = [3, 1, 2]\n"
+            "gen = (i * i for i in range(100))\n"
+            "it = iter(data)\n"
+            "next(gen)\n"
+            "random.seed(7)\n"
+            "np.random.seed(7)\n",
+        )
+        # Counting connections needs a reachable server, which a kernel can reach: check that first.
+        await run_cell(kc, "socket.create_connection(('127.0.0.1', PORT)).close()")
+        assert server.count == 1
+        server.count = 0
+        yield km, kc
+
+
+def kernel_pid(km: Any) -> int:
+    pid: int = km.provisioner.process.pid
+    return pid
+
+
+FILE_CELLS = {
+    "open-write": "open(W / 'new.txt', 'w').write('x')",
+    "open-append": "open(W / 'a.txt', 'a').write('more')",
+    "pathlib-write": "(W / 'a.txt').write_text('replaced')",
+    "pathlib-rename": "(W / 'a.txt').rename(W / 'renamed.txt')",
+    "pathlib-unlink": "(W / 'b.csv').unlink()",
+    "os-replace": "os.replace(W / 'a.txt', W / 'sub' / 'a.txt')",
+    "chmod": "os.chmod(W / 'a.txt', 0o777)",
+    "to_csv": "df.to_csv(W / 'b.csv', index=False)",
+    "np.save": "np.save(W / 'arr.npy', arr)",
+    "tofile": "arr.tofile(str(W / 'arr.bin'))",
+    "rmtree": "shutil.rmtree(W)",
+    "outside": "open(W.parent / 'outside.txt', 'w').write('changed')",
+    "mkdir": "os.makedirs(W / 'new' / 'dir')",
+    "c-level": (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "fd = libc.open(str(W / 'a.txt').encode(), os.O_WRONLY | os.O_TRUNC)\n"
+        "assert fd >= 0, ctypes.get_errno()"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FILE_CELLS))
+async def test_files_are_unchanged(
+    name: str, kernel: tuple[Any, AsyncKernelClient], watched: Path, kit: SimpleNamespace
+) -> None:
+    before = checksums(watched)
+    result = await kit.run_in_kernel(kernel[1], FILE_CELLS[name])
+    assert result["outcome"]["status"] == "blocked", result["outcome"]
+    assert checksums(watched) == before
+
+
+async def test_torch_save_is_blocked_by_the_os_layer(
+    kernel: tuple[Any, AsyncKernelClient], watched: Path, kit: SimpleNamespace
+) -> None:
+    pytest.importorskip("torch")
+    before = checksums(watched)
+    await run_cell(kernel[1], "import torch\nweights = torch.nn.Linear(3, 2).state_dict()")
+    # torch.save opens the file in C++ (no audit event): what refuses it is the OS layer.
+    result = await kit.run_in_kernel(kernel[1], "torch.save(weights, W / 'model.pt')")
+    assert result["outcome"]["status"] == "blocked"
+    assert "model.pt" in result["outcome"]["reason"]
+    assert checksums(watched) == before
+
+
+NETWORK_CELLS = {
+    "socket": "socket.create_connection(('127.0.0.1', PORT), timeout=2)",
+    "raw-socket": "s = socket.socket()\ns.connect(('127.0.0.1', PORT))",
+    "urllib": "urllib.request.urlopen(f'http://127.0.0.1:{PORT}/', timeout=2).read()",
+    "requests": "import requests\nrequests.get(f'http://127.0.0.1:{PORT}/', timeout=2)",
+    "udp": "socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', PORT))",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NETWORK_CELLS))
+async def test_no_connection_leaves_the_trial(
+    name: str, kernel: tuple[Any, AsyncKernelClient], server: CountingServer, kit: SimpleNamespace
+) -> None:
+    if name == "requests":
+        pytest.importorskip("requests")
+    result = await kit.run_in_kernel(kernel[1], NETWORK_CELLS[name])
+    assert result["outcome"]["status"] == "blocked", result["outcome"]
+    await asyncio.sleep(0.3)
+    assert server.count == 0
+
+
+PROCESS_CELLS = {
+    "subprocess": "subprocess.run(['sleep', '{mark}'])",
+    "os.system": "os.system('sleep {mark}')",
+    "bang": "!sleep {mark}",
+    "posix_spawn": "os.posix_spawn('/bin/sleep', ['sleep', '{mark}'], os.environ)",
+    "fork": "os.fork()",
+}
+
+
+def processes_with(mark: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if mark.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(PROCESS_CELLS))
+async def test_no_process_is_started(
+    name: str, kernel: tuple[Any, AsyncKernelClient], kit: SimpleNamespace
+) -> None:
+    mark = f"7.{abs(hash(name)) % 10**6:06d}"
+    pid = kernel_pid(kernel[0])
+    before = {p for p, _ in kit.children_of(pid)}
+    result = await kit.run_in_kernel(kernel[1], PROCESS_CELLS[name].format(mark=mark))
+    assert result["outcome"]["status"] == "blocked", result["outcome"]
+    assert processes_with(mark) == []
+    assert {p for p, _ in kit.children_of(pid)} <= before
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "os.kill(VICTIM, signal.SIGKILL)",
+        "os.killpg(os.getpgid(VICTIM), signal.SIGKILL)",
+        "import ctypes\nassert ctypes.CDLL(None).kill(VICTIM, 9) == 0",
+        "os.kill(os.getppid(), signal.SIGKILL)",  # the kernel itself
+    ],
+)
+async def test_other_processes_receive_no_signal(
+    cell: str, kernel: tuple[Any, AsyncKernelClient], kit: SimpleNamespace
+) -> None:
+    victim = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        await run_cell(kernel[1], f"VICTIM = {victim.pid}")
+        result = await kit.run_in_kernel(kernel[1], cell)
+        assert result["outcome"]["status"] == "blocked", result["outcome"]
+        assert victim.poll() is None and kit.alive(victim.pid)
+        assert kit.alive(kernel_pid(kernel[0]))
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+SNAPSHOT = (
+    "print(json.dumps({'keys': sorted(globals()), 'ids': {k: id(v) for k, v in globals().items()},"
+    " 'n_in': len(In), 'out': sorted(Out), 'count': get_ipython().execution_count,"
+    " 'last': repr(getattr(sys, 'last_value', None))}))"
+)
+
+
+async def test_the_kernel_is_unchanged(kernel: tuple[Any, AsyncKernelClient], kit: SimpleNamespace) -> None:
+    kc = kernel[1]
+    before = await kit.printed(kc, SNAPSHOT)
+    cells = [
+        "data.append(4); data.sort(); df['z'] = df.x * 2; arr += 1",
+        "for value in gen:\n    pass\nrest = list(it)",
+        "draws = [random.random() for _ in range(5)] + list(np.random.rand(5))",
+        "del df\nnew_name = 1\n1 / 0",
+        "get_ipython().run_line_magic('reset', '-f')",
+    ]
+    for cell in cells:
+        assert (await kit.run_in_kernel(kc, cell))["outcome"]["status"] in ("finished", "crashed")
+    after = await kit.printed(kc, SNAPSHOT)
+    # Exactly what one more snapshot cell adds: In[n] and _i<n>; the same objects under the same names.
+    assert after["count"] == before["count"] + 1 and after["n_in"] == before["n_in"] + 1
+    assert set(after["keys"]) - set(before["keys"]) == {f"_i{after['count'] - 1}"} - set(before["keys"])
+    assert after["out"] == before["out"] and after["last"] == before["last"]
+    assert {k: v for k, v in after["ids"].items() if k in before["ids"] and not k.startswith("_")} == {
+        k: v for k, v in before["ids"].items() if not k.startswith("_")
+    }
+    state = await kit.printed(
+        kc,
+        "print(json.dumps([data, df.columns.tolist(), arr[0].tolist(), next(gen), next(it),"
+        " random.random() == random.Random(7).random(), float(np.random.rand()) == float("
+        "np.random.RandomState(7).rand())]))",
+    )
+    assert state == [[3, 1, 2], ["x", "y"], [0.0, 1.0, 2.0, 3.0], 1, 3, True, True]
+
+
+async def test_model_weights_after_a_fit_in_the_trial(
+    kernel: tuple[Any, AsyncKernelClient], kit: SimpleNamespace
+) -> None:
+    kc = kernel[1]
+    pytest.importorskip("sklearn")
+    await run_cell(
+        kc,
+        "from sklearn.linear_model import SGDClassifier\n"
+        "clf = SGDClassifier(random_state=0).fit(arr, [0, 1, 0])\n"
+        "weights = clf.coef_.copy()",
+    )
+    result = await kit.run_in_kernel(kc, "clf.partial_fit(arr * 5, [1, 0, 1])\nclf.fit(arr[::-1], [1, 1, 0])")
+    assert result["outcome"]["status"] == "finished"
+    assert await kit.printed(kc, "print(json.dumps(bool((clf.coef_ == weights).all())))") is True
+    if _has("torch"):
+        await run_cell(
+            kc,
+            "import torch\ntorch.manual_seed(0)\nnet = torch.nn.Linear(4, 2)\n"
+            "before = [p.detach().clone() for p in net.parameters()]\n"
+            # An optimizer's first step imports torch._dynamo: seconds the kernel pays once, not the trial.
+            "torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1).step()",
+        )
+        train = (
+            "opt = torch.optim.SGD(net.parameters(), lr=0.5)\n"
+            "for _ in range(5):\n"
+            "    opt.zero_grad(); net(torch.ones(3, 4)).sum().backward(); opt.step()"
+        )
+        assert (await kit.run_in_kernel(kc, train))["outcome"]["status"] == "finished"
+        same = "print(json.dumps(all(torch.equal(a, b) for a, b in zip(before, net.parameters()))))"
+        assert await kit.printed(kc, same) is True
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+async def test_no_output_reaches_the_notebook(
+    kernel: tuple[Any, AsyncKernelClient], kit: SimpleNamespace
+) -> None:
+    kc = kernel[1]
+    await drain_iopub(kc)
+    cell = (
+        "print('leak-1')\nsys.stderr.write('leak-2')\ndisplay('leak-3')\nsys.__stdout__.write('leak-4')\n"
+        "import logging\nlogging.getLogger('x').warning('leak-5')\n"
+        "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\n"
+    )
+    result = await kit.run_in_kernel(kc, cell, budget_s=30)
+    assert result["outcome"]["status"] == "finished", result["outcome"]
+    await run_cell(kc, "pass")
+    messages = await drain_iopub(kc)
+    assert not [m for m in messages if "leak" in str(m["content"])]
+    assert not [m for m in messages if m["msg_type"] in ("display_data", "stream", "error")]
+
+
+async def test_ipython_syntax_runs_as_the_kernel_runs_it(
+    kernel: tuple[Any, AsyncKernelClient], kit: SimpleNamespace
+) -> None:
+    kc = kernel[1]
+    crashed = (await kit.run_in_kernel(kc, "%%time\nx = 1\ny = undefined_name"))["outcome"]
+    assert (crashed["status"], crashed["exception"], crashed["line"]) == ("crashed", "NameError", 3)
+    magic = (await kit.run_in_kernel(kc, "%time z = 1\nz2 = missing_too"))["outcome"]
+    assert (magic["exception"], magic["line"]) == ("NameError", 2)
+
+
+async def test_the_kernel_stays_responsive_and_the_budget_ends_the_trial(
+    kernel: tuple[Any, AsyncKernelClient], kit: SimpleNamespace
+) -> None:
+    from crane_jupyterlab.server import payload
+
+    km, kc = kernel
+    started = await payload.invoke(kc, "trial.start", "'import time\\ntime.sleep(60)', {'budget_s': 3.0}")
+    assert started["state"] == "running"
+    # Cells run while the trial runs (how much longer they take is measured by `crane-bench speed`).
+    for _ in range(3):
+        reply = await run_cell(kc, "1 + 1")
+        assert reply["status"] == "ok"
+    assert (await payload.invoke(kc, "trial.result", repr(started["token"])))["state"] == "running"
+    assert kit.alive(started["pid"])
+    deadline = time.monotonic() + 30
+    while (state := await payload.invoke(kc, "trial.result", repr(started["token"])))["state"] == "running":
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.1)
+    assert state["outcome"]["status"] == "timed_out"
+    assert not kit.alive(started["pid"])
+    assert not [c for c in kit.children_of(kernel_pid(km)) if c[1] == "Z"]
+
+
+SLEEP_120 = "'import time\\ntime.sleep(120)', {'budget_s': 120}"
+
+
+async def test_a_kernel_restart_ends_a_running_trial(kit: SimpleNamespace) -> None:
+    from crane_jupyterlab.server import payload
+
+    async with fresh_kernel() as (km, kc):
+        started = await payload.invoke(kc, "trial.start", SLEEP_120)
+        assert kit.alive(started["pid"])
+        await km.restart_kernel(now=True)
+        deadline = time.monotonic() + 20
+        while kit.alive(started["pid"]) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert not kit.alive(started["pid"])
+        await kc.wait_for_ready(timeout=60)
+        assert await payload.invoke(kc, "trial.result", repr(started["token"])) == {"state": "unknown"}
+
+
+async def test_a_kernel_shutdown_ends_a_running_trial(kit: SimpleNamespace) -> None:
+    from crane_jupyterlab.server import payload
+
+    async with fresh_kernel() as (_, kc):
+        started = await payload.invoke(kc, "trial.start", SLEEP_120)
+        assert kit.alive(started["pid"])
+    deadline = time.monotonic() + 20
+    while kit.alive(started["pid"]) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    assert not kit.alive(started["pid"])
