@@ -79,6 +79,7 @@ export interface IVerdict {
 export interface ITiming {
   extraction_ms: number;
   llm_ms: number;
+  trial_ms: number;
   total_ms: number;
 }
 
@@ -114,6 +115,7 @@ export interface ITrialOutcome {
   elapsed_ms: number | null;
   sandbox: string | null;
   reason: string | null;
+  extra_memory_mb: number | null;
 }
 
 /** A certain crash found by a deterministic check. */

@@ -304,6 +304,12 @@ export function TrialSection(props: {
               <td>{formatDuration(trial.elapsed_ms)}</td>
             </tr>
           )}
+          {trial.extra_memory_mb !== null && (
+            <tr>
+              <th>{trans.__('Extra memory')}</th>
+              <td>{trans.__('%1 MB', trial.extra_memory_mb.toFixed(1))}</td>
+            </tr>
+          )}
           {trial.sandbox && (
             <tr>
               <th>{trans.__('Sandbox')}</th>
@@ -353,6 +359,9 @@ function Details(props: {
   const latency = [
     trans.__('runtime facts %1', formatDuration(timing.extraction_ms))
   ];
+  if (timing.trial_ms > 0) {
+    latency.push(trans.__('trial run %1', formatDuration(timing.trial_ms)));
+  }
   if (timing.llm_ms > 0) {
     latency.push(trans.__('model %1', formatDuration(timing.llm_ms)));
   }

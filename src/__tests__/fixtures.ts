@@ -52,7 +52,8 @@ export const observedCrash: IAnalyzeResult = {
     frames: [{ line: 2, text: "total = df['Agee'].mean()" }],
     elapsed_ms: 12.5,
     sandbox: 'landlock+seccomp+netns',
-    reason: null
+    reason: null,
+    extra_memory_mb: 3.5
   }
 };
 
@@ -69,7 +70,8 @@ export function trialOutcome(
     frames: [],
     elapsed_ms: status === 'unavailable' ? null : 5000,
     sandbox: status === 'unavailable' ? null : 'landlock+seccomp+netns',
-    reason
+    reason,
+    extra_memory_mb: status === 'unavailable' ? null : 2
   };
 }
 

@@ -187,6 +187,7 @@ describe('the diagnosis', () => {
       'Outcomecrashed',
       "ExceptionKeyError: 'Agee' (line 2)",
       'Ran for13 ms',
+      'Extra memory3.5 MB',
       'Sandboxlandlock+seccomp+netns'
     ]);
     expect(texts(trial as HTMLElement, '.jp-Crane-frames li')).toEqual([
