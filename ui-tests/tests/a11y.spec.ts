@@ -74,6 +74,8 @@ async function expectNoViolations(
 test('every state passes axe in the light, dark and high-contrast themes', async ({
   page
 }) => {
+  // Five kernel-backed states, then axe on each of them in three themes: several minutes on 2 cores.
+  test.slow();
   await allStates(page);
   await openSidebar(page);
   await expectNoViolations(page, 'light');

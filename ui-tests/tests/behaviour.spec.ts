@@ -64,8 +64,9 @@ test('the settings page offers what this server allows, in plain words, with the
   // The UI tests' server has a model: its settings are offered, with the models it allows.
   await expect(panel).toContainText('Votes');
   await expect(panel).toContainText('This server allows: openai/crane-stub');
-  // It cannot run trials yet: no trial setting.
-  await expect(panel).not.toContainText('Trial run');
+  // This machine has the OS sandbox: trial runs are offered, the server's choice named.
+  await expect(panel).toContainText('Trial run');
+  await expect(panel).toContainText("Until you choose, the server's setting applies: when I ask.");
   // Human words only: no command ids.
   await expect(panel).not.toContainText('crane:');
   // The extension's icon in the list of plugins.
@@ -99,7 +100,7 @@ test('auto-check off: only the command checks, and Shift-Enter runs unguarded', 
   await analysis;
   await expect(badge).toHaveAttribute('data-crane-state', 'will-crash');
 
-  // The cell context menu offers the check and the trial run (disabled: no trials here).
+  // The cell context menu offers the check and the trial run.
   await (await page.notebook.getCellLocator(1))!.click({ button: 'right' });
   const menu = page.locator('.lm-Menu');
   await expect(menu.getByText('Check Cell for Crashes')).toBeVisible();
