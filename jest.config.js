@@ -27,6 +27,8 @@ module.exports = {
     '!src/**/.ipynb_checkpoints/*'
   ],
   coverageReporters: ['lcov', 'text'],
+  // Only src/ holds tests and sources: never crawl a virtual environment or the built extension.
+  roots: ['<rootDir>/src'],
   // No junit.xml in the source tree; CI reads Jest's own summary.
   reporters: ['default'],
   testRegex: 'src/.*/.*.spec.ts[x]?$',

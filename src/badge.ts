@@ -3,26 +3,82 @@ import { checkIcon, infoIcon } from '@jupyterlab/ui-components';
 import type { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
-import { crashIcon } from './icons';
+import { crashIcon, maybeIcon, missedIcon, observedIcon } from './icons';
+import type { CellState, IDescription } from './levels';
+import { describeCell } from './levels';
 import type { ICheckRecord } from './tokens';
-import type { BadgeState, IBadgeView } from './verdict';
-import { oneLine } from './verdict';
+import type { ICellView } from './verdict';
 
 const BADGE_CLASS = 'jp-Crane-badge';
-const STATES: BadgeState[] = [
+const STATES: CellState[] = [
   'none',
   'checking',
-  'crash',
-  'ok',
+  'busy',
   'error',
-  'limited',
-  'busy'
+  'will-crash',
+  'may-crash',
+  'no-crash',
+  'confirmed',
+  'missed'
 ];
 
 /**
- * The verdict of one cell, shown as a thin row under its input: a spinner while checking, the
- * predicted crash with its reason, a quiet mark otherwise. Hover shows the full reasoning; a click
- * opens the sidebar.
+ * The icon of a state; an observed crash has its own, so it reads apart from a prediction.
+ */
+export function stateIcon(
+  state: CellState,
+  record: ICheckRecord | undefined
+): LabIcon | null {
+  switch (state) {
+    case 'will-crash':
+      return record?.result?.verdict?.source === 'trial'
+        ? observedIcon
+        : crashIcon;
+    case 'confirmed':
+      return crashIcon;
+    case 'may-crash':
+      return maybeIcon;
+    case 'missed':
+      return missedIcon;
+    case 'no-crash':
+      return checkIcon;
+    case 'error':
+      return infoIcon;
+    default:
+      return null;
+  }
+}
+
+/** The one-line text of a description: "Will crash (certain: deterministic check): cause, line 2." */
+export function describeText(
+  trans: TranslationBundle,
+  d: IDescription
+): string {
+  let text = d.basis ? trans.__('%1 (%2)', d.label, d.basis) : d.label;
+  if (d.cause) {
+    text = trans.__('%1: %2', text, d.cause);
+  }
+  return d.line !== null ? lineText(trans, text, d.line) : text;
+}
+
+/** `text` with its line, unless it says the line already. */
+function lineText(
+  trans: TranslationBundle,
+  text: string,
+  line: number
+): string {
+  if (new RegExp(`\\bline ${line}\\b`).test(text)) {
+    return text;
+  }
+  return text
+    ? trans.__('%1 (line %2)', text, line)
+    : trans.__('line %1', line);
+}
+
+/**
+ * The verdict of one cell, shown as a row under its input: a spinner while checking, the level
+ * with who decided and the cause, and a button to the full diagnosis. Long text wraps instead of
+ * being cut. A click anywhere on it opens the sidebar.
  */
 export class CellBadge extends Widget {
   constructor(
@@ -34,83 +90,75 @@ export class CellBadge extends Widget {
     this.node.setAttribute('role', 'status');
     this._icon = document.createElement('span');
     this._icon.className = `${BADGE_CLASS}-icon`;
-    this._text = document.createElement('span');
-    this._text.className = `${BADGE_CLASS}-text`;
-    this.node.append(this._icon, this._text);
-    this.node.addEventListener('click', onOpen);
+    const text = document.createElement('span');
+    text.className = `${BADGE_CLASS}-text`;
+    this._label = document.createElement('strong');
+    this._label.className = `${BADGE_CLASS}-label`;
+    this._basis = document.createElement('span');
+    this._basis.className = `${BADGE_CLASS}-basis`;
+    this._cause = document.createElement('span');
+    this._cause.className = `${BADGE_CLASS}-cause`;
+    text.append(this._label, this._basis, this._cause);
+    this._details = document.createElement('button');
+    this._details.type = 'button';
+    this._details.className = `${BADGE_CLASS}-details`;
+    this._details.textContent = _trans.__('Details in the crash panel');
+    this._details.title = _trans.__(
+      'Open the full diagnosis in the Crash Prediction panel (right sidebar)'
+    );
+    this.node.append(this._icon, text, this._details);
+    this.node.addEventListener('click', event => {
+      event.stopPropagation();
+      onOpen();
+    });
     this.render({ state: 'none', stale: false }, undefined);
   }
 
   /** The state on display (for tests and the guard). */
-  get state(): BadgeState {
+  get state(): CellState {
     return this._state;
   }
 
   /** Show `view` for `record`. */
-  render(view: IBadgeView, record: ICheckRecord | undefined): void {
+  render(view: ICellView, record: ICheckRecord | undefined): void {
     const trans = this._trans;
     for (const state of STATES) {
       this.toggleClass(`jp-mod-${state}`, state === view.state);
     }
-    this.toggleClass('jp-mod-stale', view.stale);
+    const stale = view.stale && view.state !== 'none';
+    this.toggleClass('jp-mod-stale', stale);
+    const observed =
+      view.state === 'will-crash' &&
+      record?.result?.verdict?.source === 'trial';
+    this.toggleClass('jp-mod-observed', observed);
     this._state = view.state;
     this.node.dataset.craneState = view.state;
 
-    const verdict = record?.result?.verdict ?? null;
-    let icon: LabIcon | null = null;
-    let text = '';
-    let title = '';
-    switch (view.state) {
-      case 'checking':
-        text = trans.__('Checking for crashes…');
-        break;
-      case 'crash':
-        icon = crashIcon;
-        text = trans.__(
-          'Predicted crash: %1',
-          oneLine(verdict?.reasoning ?? '')
-        );
-        title = verdict?.reasoning ?? '';
-        break;
-      case 'ok':
-        icon = checkIcon;
-        text = trans.__('No crash predicted');
-        title = verdict?.reasoning ?? '';
-        break;
-      case 'limited':
-        icon = infoIcon;
-        text = trans.__('No certain crash found (no model configured)');
-        title = record?.result?.hint ?? '';
-        break;
-      case 'busy':
-        text = trans.__('Kernel busy: will check when it is idle');
-        break;
-      case 'error': {
-        icon = infoIcon;
-        const message =
-          record?.error ??
-          record?.result?.error?.message ??
-          trans.__('no verdict');
-        text = trans.__('Check failed: %1', oneLine(message, 100));
-        title = [message, record?.result?.hint ?? ''].join('\n').trim();
-        break;
-      }
-      case 'none':
-        break;
+    const d = describeCell(trans, view, record);
+    this._label.textContent = d.label;
+    this._basis.textContent = d.basis ? ` (${d.basis})` : '';
+    const cause = d.line !== null ? lineText(trans, d.cause, d.line) : d.cause;
+    this._cause.textContent = cause ? `: ${cause}` : '';
+    if (stale) {
+      this._cause.textContent +=
+        ' ' + trans.__('— outdated: the cell or the kernel changed');
     }
-    if (view.stale && view.state !== 'none') {
-      text = trans.__('%1 (outdated: the cell or the kernel changed)', text);
-    }
+    this.node.title = record?.result?.verdict?.reasoning ?? '';
+
     this._icon.replaceChildren();
+    const icon = stateIcon(view.state, record);
     if (icon) {
       icon.element({ container: this._icon, tag: 'span' });
     }
-    this._text.textContent = text;
-    this.node.title = title;
+    const hasDiagnosis = !['none', 'checking', 'busy'].includes(view.state);
+    this._details.hidden = !hasDiagnosis;
     this.setHidden(view.state === 'none');
   }
 
   private _icon: HTMLElement;
-  private _text: HTMLElement;
-  private _state: BadgeState = 'none';
+  private _label: HTMLElement;
+  private _basis: HTMLElement;
+  private _cause: HTMLElement;
+  private _details: HTMLButtonElement;
+  private _state: CellState = 'none';
 }

@@ -2,11 +2,14 @@ import { Dialog, showDialog } from '@jupyterlab/apputils';
 import type { Cell } from '@jupyterlab/cells';
 import type { TranslationBundle } from '@jupyterlab/translation';
 
-import { isFreshCrash, oneLine } from './verdict';
+import { describeText } from './badge';
+import { describeCell } from './levels';
+import { cellView, isFreshWarning } from './verdict';
 import type { NotebookWatcher } from './watcher';
 
 /**
- * The cells about to run (the selection, or the active cell) whose fresh verdict is a crash.
+ * The cells about to run (the selection, or the active cell) that will or may crash, by a fresh
+ * verdict.
  */
 export function crashingCells(watcher: NotebookWatcher): Cell[] {
   const notebook = watcher.panel.content;
@@ -14,7 +17,7 @@ export function crashingCells(watcher: NotebookWatcher): Cell[] {
     cell =>
       cell.model.type === 'code' &&
       notebook.isSelectedOrActive(cell) &&
-      isFreshCrash(
+      isFreshWarning(
         watcher.recordOf(cell),
         cell.model.sharedModel.getSource(),
         watcher.checks.epoch
@@ -23,27 +26,41 @@ export function crashingCells(watcher: NotebookWatcher): Cell[] {
 }
 
 /**
- * Ask before running cells predicted to crash. Cancel is the default button, so a second
- * Shift-Enter does not run the cell by accident.
+ * Ask before running cells that will or may crash, in the words of their badges. Cancel is the
+ * default button, so a second Shift-Enter does not run the cell by accident.
  */
 export async function confirmRun(
   trans: TranslationBundle,
   watcher: NotebookWatcher,
   cells: Cell[]
 ): Promise<boolean> {
-  const reasons = cells.map(
-    cell => watcher.recordOf(cell)?.result?.verdict?.reasoning ?? ''
-  );
+  const descriptions = cells.map(cell => {
+    const record = watcher.recordOf(cell);
+    const view = cellView(
+      record,
+      cell.model.sharedModel.getSource(),
+      watcher.checks.epoch
+    );
+    return describeCell(trans, view, record);
+  });
+  const certain = descriptions.every(d => d.state === 'will-crash');
+  const possible = descriptions.every(d => d.state === 'may-crash');
+  const title =
+    cells.length === 1
+      ? certain
+        ? trans.__('This cell will crash')
+        : trans.__('This cell may crash')
+      : certain
+        ? trans.__('%1 cells will crash', cells.length)
+        : possible
+          ? trans.__('%1 cells may crash', cells.length)
+          : trans.__('%1 cells will or may crash', cells.length);
   const body =
-    reasons.length === 1
-      ? reasons[0]
-      : reasons.map(r => '• ' + oneLine(r)).join('\n');
+    descriptions.length === 1
+      ? describeText(trans, descriptions[0])
+      : descriptions.map(d => '• ' + describeText(trans, d)).join('\n');
   const result = await showDialog({
-    title: trans._n(
-      'This cell is predicted to crash',
-      '%1 cells are predicted to crash',
-      cells.length
-    ),
+    title,
     body,
     buttons: [
       Dialog.cancelButton({ label: trans.__('Cancel') }),

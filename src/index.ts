@@ -7,10 +7,12 @@ import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import type { PartialJSONObject } from '@lumino/coreutils';
+import { JSONExt } from '@lumino/coreutils';
 
-import { craneIcon } from './icons';
+import { craneIcon, observedIcon } from './icons';
 import { requestAPI } from './request';
-import { CraneSettings } from './settings';
+import { CraneSettings, serverSchema } from './settings';
 // The sidebar and the watcher are needed at activation (the sidebar tab, the notebook extension).
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { CraneSidebar, SidebarModel } from './sidebar';
@@ -22,11 +24,70 @@ import { CraneWatcher } from './watcher';
 /** Command ids. */
 export namespace CommandIDs {
   export const checkCell = 'crane:check-cell';
+  export const trialRunCell = 'crane:trial-run-cell';
   export const openSidebar = 'crane:open-sidebar';
   export const runGuarded = 'crane:run-cell-and-select-next';
 }
 
 const PLUGIN_ID = 'crane-jupyterlab:plugin';
+
+/** How long activation waits for `GET /crane/config` before going on without it. */
+const CONFIG_TIMEOUT_MS = 10_000;
+
+/** The server's configuration, or null when the server extension does not answer. */
+async function fetchConfig(): Promise<IServerConfig | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<null>(resolve => {
+    timer = setTimeout(() => resolve(null), CONFIG_TIMEOUT_MS);
+  });
+  const config = requestAPI<IServerConfig>('config').catch(reason => {
+    console.warn('crane: the server extension did not answer', reason);
+    return null;
+  });
+  try {
+    return await Promise.race([config, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Load the settings with the schema this server allows (see `serverSchema`). Resolves with the
+ * settings, whose defaults come from the schema as written.
+ */
+async function loadSettings(
+  registry: ISettingRegistry,
+  config: IServerConfig | null
+): Promise<CraneSettings> {
+  let written: ISettingRegistry.ISchema | null = null;
+  registry.transform(PLUGIN_ID, {
+    fetch: plugin => {
+      written ??= JSONExt.deepCopy(
+        plugin.schema as unknown as PartialJSONObject
+      ) as ISettingRegistry.ISchema;
+      return { ...plugin, schema: serverSchema(written, config) };
+    }
+  });
+  try {
+    const loaded = await registry.load(PLUGIN_ID);
+    const settings = new CraneSettings(written ?? loaded.schema);
+    settings.server = config;
+    settings.attach(loaded);
+    return settings;
+  } catch (reason) {
+    if (!written) {
+      throw reason;
+    }
+    // The user's settings file is invalid: keep working with the defaults.
+    console.error(
+      'crane: cannot load the settings; using the defaults',
+      reason
+    );
+    const settings = new CraneSettings(written);
+    settings.server = config;
+    return settings;
+  }
+}
 
 /**
  * Crane: predicts whether a notebook cell will crash before it runs.
@@ -36,19 +97,20 @@ const plugin: JupyterFrontEndPlugin<ICraneVerdicts> = {
   description:
     'Predicts, before a cell runs, whether it will crash and why, from the live kernel state.',
   autoStart: true,
-  requires: [INotebookTracker],
-  optional: [ISettingRegistry, ITranslator, ICommandPalette, ILayoutRestorer],
+  requires: [INotebookTracker, ISettingRegistry],
+  optional: [ITranslator, ICommandPalette, ILayoutRestorer],
   provides: ICraneVerdicts,
-  activate: (
+  activate: async (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
-    settingRegistry: ISettingRegistry | null,
+    settingRegistry: ISettingRegistry,
     translator: ITranslator | null,
     palette: ICommandPalette | null,
     restorer: ILayoutRestorer | null
-  ): ICraneVerdicts => {
+  ): Promise<ICraneVerdicts> => {
     const trans = (translator ?? nullTranslator).load('crane_jupyterlab');
-    const settings = new CraneSettings();
+    const config = await fetchConfig();
+    const settings = await loadSettings(settingRegistry, config);
     const watcher = new CraneWatcher({
       settings,
       trans,
@@ -68,7 +130,7 @@ const plugin: JupyterFrontEndPlugin<ICraneVerdicts> = {
     app.commands.addCommand(CommandIDs.checkCell, {
       label: trans.__('Check Cell for Crashes'),
       caption: trans.__(
-        'Predict whether the active cell will crash, without running it'
+        'Tell whether the active cell will crash, without running it'
       ),
       icon: craneIcon,
       describedBy: { args: { type: 'object', properties: {} } },
@@ -78,6 +140,28 @@ const plugin: JupyterFrontEndPlugin<ICraneVerdicts> = {
         const cell = current?.activeCodeCell;
         if (current && cell) {
           await current.check(cell);
+        }
+      }
+    });
+
+    app.commands.addCommand(CommandIDs.trialRunCell, {
+      label: trans.__('Trial-Run Cell'),
+      caption: () =>
+        settings.trialMode === 'off'
+          ? (settings.server?.trial_unavailable_reason ??
+            trans.__('Trial runs are off (see the Crash prediction settings)'))
+          : trans.__(
+              'Run the active cell in a sandboxed copy of the kernel to see whether it crashes; nothing outside the copy changes'
+            ),
+      icon: observedIcon,
+      describedBy: { args: { type: 'object', properties: {} } },
+      isEnabled: () =>
+        settings.trialMode !== 'off' && !!currentWatcher()?.activeCodeCell,
+      execute: async () => {
+        const current = currentWatcher();
+        const cell = current?.activeCodeCell;
+        if (current && cell && settings.trialMode !== 'off') {
+          await current.check(cell, true);
         }
       }
     });
@@ -110,24 +194,8 @@ const plugin: JupyterFrontEndPlugin<ICraneVerdicts> = {
     if (palette) {
       const category = trans.__('Crash Prediction');
       palette.addItem({ command: CommandIDs.checkCell, category });
+      palette.addItem({ command: CommandIDs.trialRunCell, category });
       palette.addItem({ command: CommandIDs.openSidebar, category });
-    }
-
-    requestAPI<IServerConfig>('config')
-      .then(config => {
-        settings.server = config;
-      })
-      .catch(reason =>
-        console.warn('crane: the server extension did not answer', reason)
-      );
-
-    if (settingRegistry) {
-      settingRegistry
-        .load(PLUGIN_ID)
-        .then(loaded => settings.attach(loaded))
-        .catch(reason =>
-          console.error('crane: cannot load the settings', reason)
-        );
     }
 
     return watcher;

@@ -3,17 +3,17 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { VDomModel, VDomRenderer } from '@jupyterlab/ui-components';
 import React from 'react';
 
+import { Diagnosis, formatDuration, StateLabel } from './diagnosis';
 import { craneIcon } from './icons';
+import { describeCell } from './levels';
 import type { CraneSettings } from './settings';
-import type {
-  FactCategory,
-  ICheckRecord,
-  IServerConfig,
-  IVerdict
-} from './tokens';
-import type { BadgeState } from './verdict';
-import { badgeView, groupFacts, oneLine, voteSplit } from './verdict';
+import type { ISessionFigures } from './stats';
+import { cellView } from './verdict';
 import type { CraneWatcher, NotebookWatcher } from './watcher';
+
+/** Where the README explains how to add a model. */
+export const ADDING_A_MODEL_URL =
+  'https://github.com/crane-jupyterlab/crane-jupyterlab#adding-a-model';
 
 /**
  * What the sidebar shows: the active cell of the current notebook and that notebook's checks.
@@ -61,17 +61,6 @@ export class SidebarModel extends VDomModel {
   private _watcher: NotebookWatcher | undefined;
 }
 
-function categoryTitle(trans: TranslationBundle, cat: FactCategory): string {
-  switch (cat) {
-    case 'S':
-      return trans.__('Structural (S)');
-    case 'R':
-      return trans.__('Representation (R)');
-    case 'V':
-      return trans.__('Value (V)');
-  }
-}
-
 /**
  * The diagnosis panel in the right sidebar.
  */
@@ -90,13 +79,12 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
   protected render(): React.ReactElement {
     const trans = this._trans;
     const watcher = this.model.watcher;
-    const server = this.model.settings.server;
     return (
       <div className="jp-Crane-sidebar-content">
         <header className="jp-Crane-sidebar-header">
           <h2>{trans.__('Crash prediction')}</h2>
         </header>
-        {this._renderModelNotice(server)}
+        {this._renderNotices()}
         {watcher ? (
           this._renderActive(watcher)
         ) : (
@@ -104,54 +92,51 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
             {trans.__('Open a notebook to see its crash predictions.')}
           </p>
         )}
+        {watcher && this._renderStats(watcher.stats.figures)}
         {watcher && this._renderHistory(watcher)}
       </div>
     );
   }
 
-  private _renderModelNotice(
-    server: IServerConfig | null
-  ): React.ReactElement | null {
+  /** Short notices about the server: once, above everything else. */
+  private _renderNotices(): React.ReactElement | null {
     const trans = this._trans;
-    const settings = this.model.settings.current;
+    const settings = this.model.settings;
+    const server = settings.server;
+    if (!server) {
+      return null;
+    }
+    const chosen = settings.current.model.trim();
     const refused =
-      server &&
-      settings.model.trim() &&
-      !server.allowed_models.includes(settings.model.trim());
+      chosen && settings.hasModel && !server.allowed_models.includes(chosen);
     return (
       <>
-        {server && !server.model && (
-          <div className="jp-Crane-notice jp-mod-nomodel">
-            <p>
-              {trans.__(
-                'No model is configured: only certain crashes, found by deterministic checks, are reported.'
-              )}
-            </p>
-            <p>
-              {trans.__(
-                'To add a model, start JupyterLab with %1 (or set the %2 environment variable) and put the provider key in its usual environment variable.',
-                '--CraneExtension.model=openai/gpt-4o-mini',
-                'CRANE_MODEL'
-              )}
-            </p>
-          </div>
+        {!settings.hasModel && (
+          <p className="jp-Crane-notice jp-mod-nomodel">
+            {trans.__(
+              'No model is configured: only certain crashes are reported.'
+            )}{' '}
+            <a href={ADDING_A_MODEL_URL} target="_blank" rel="noreferrer">
+              {trans.__('Adding a model')}
+            </a>
+          </p>
         )}
-        {server && server.model && !server.key_configured && (
-          <div className="jp-Crane-notice">
+        {server.model && !server.key_configured && (
+          <p className="jp-Crane-notice">
             {trans.__(
               'The model %1 may lack an API key: %2',
               server.model,
-              (server.missing_env ?? []).join(', ') || '?'
+              server.missing_env.join(', ') || '?'
             )}
-          </div>
+          </p>
         )}
         {refused && (
-          <div className="jp-Crane-notice">
+          <p className="jp-Crane-notice">
             {trans.__(
               'The server does not allow the model %1; its default is used.',
-              settings.model
+              chosen
             )}
-          </div>
+          </p>
         )}
       </>
     );
@@ -159,191 +144,138 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
 
   private _renderActive(watcher: NotebookWatcher): React.ReactElement {
     const trans = this._trans;
+    const settings = this.model.settings;
     const cell = watcher.activeCodeCell;
     if (!cell) {
       return (
         <p className="jp-Crane-sidebar-empty">
-          {trans.__('Select a code cell to see its prediction.')}
+          {trans.__('Select a code cell to see its diagnosis.')}
         </p>
       );
     }
     const record = watcher.recordOf(cell);
-    const view = badgeView(
-      record,
-      cell.model.sharedModel.getSource(),
-      watcher.checks.epoch
-    );
+    const source = cell.model.sharedModel.getSource();
+    const view = cellView(record, source, watcher.checks.epoch);
+    const d = describeCell(trans, view, record);
+    const trialMode = settings.trialMode;
+    const checking = view.state === 'checking';
     return (
       <section className="jp-Crane-active">
         <div className="jp-Crane-active-status">
-          <span
-            className={`jp-Crane-verdict jp-mod-${view.state}${view.stale ? ' jp-mod-stale' : ''}`}
-          >
-            {this._stateLabel(view.state)}
-            {view.stale ? ' ' + trans.__('(outdated)') : ''}
-          </span>
-          <button
-            className="jp-Button jp-mod-styled jp-mod-accept jp-Crane-recheck"
-            disabled={view.state === 'checking'}
-            onClick={() => void watcher.check(cell)}
-          >
-            {trans.__('Check again')}
-          </button>
+          <div className="jp-Crane-active-verdict">
+            <StateLabel
+              trans={trans}
+              state={view.state}
+              record={record}
+              stale={view.stale}
+            />
+            {d.basis && <span className="jp-Crane-basis">{d.basis}</span>}
+          </div>
+          <div className="jp-Crane-actions">
+            <button
+              className="jp-Button jp-mod-styled jp-mod-accept jp-Crane-recheck"
+              disabled={checking}
+              onClick={() => void watcher.check(cell)}
+            >
+              {record ? trans.__('Check again') : trans.__('Check now')}
+            </button>
+            {trialMode !== 'off' && (
+              <button
+                className="jp-Button jp-mod-styled jp-mod-reject jp-Crane-trial-run"
+                disabled={checking}
+                title={trans.__(
+                  'Run the cell in a sandboxed copy of the kernel; nothing outside the copy changes'
+                )}
+                onClick={() => void watcher.check(cell, true)}
+              >
+                {trans.__('Trial run')}
+              </button>
+            )}
+          </div>
         </div>
-        {record && this._renderRecord(record)}
+        {view.stale && (
+          <p className="jp-Crane-stale">
+            {trans.__(
+              'Outdated: the cell or the kernel changed since this check.'
+            )}
+          </p>
+        )}
+        {trialMode === 'off' && settings.server?.trial_unavailable_reason && (
+          <p className="jp-Crane-hint">
+            {trans.__(
+              'Trial runs are not possible here: %1',
+              settings.server.trial_unavailable_reason
+            )}
+          </p>
+        )}
+        <Diagnosis
+          trans={trans}
+          record={record}
+          view={view}
+          source={source}
+          serverCategories={settings.server?.categories ?? 'SRV'}
+        />
       </section>
     );
   }
 
-  private _stateLabel(state: BadgeState): string {
+  private _renderStats(figures: Readonly<ISessionFigures>): React.ReactElement {
     const trans = this._trans;
-    switch (state) {
-      case 'none':
-        return trans.__('Not checked yet');
-      case 'checking':
-        return trans.__('Checking…');
-      case 'crash':
-        return trans.__('Predicted to crash');
-      case 'ok':
-        return trans.__('No crash predicted');
-      case 'limited':
-        return trans.__('No certain crash found');
-      case 'busy':
-        return trans.__('Kernel busy');
-      case 'error':
-        return trans.__('Check failed');
-    }
-  }
-
-  private _sourceLabel(source: IVerdict['source']): string {
-    const trans = this._trans;
-    switch (source) {
-      case 'llm':
-        return trans.__('the model');
-      case 'checks':
-        return trans.__('deterministic checks');
-      case 'both':
-        return trans.__('the model and deterministic checks');
-      case 'syntax':
-        return trans.__('syntax check');
-    }
-  }
-
-  private _renderRecord(record: ICheckRecord): React.ReactElement {
-    const trans = this._trans;
-    const result = record.result;
-    const verdict = result?.verdict ?? null;
-    const sentCategories =
-      record.sent.categories ?? this.model.settings.server?.categories ?? 'SRV';
-    const facts = groupFacts(result?.runtime, sentCategories);
-    const split = verdict ? voteSplit(verdict.votes) : null;
-    const problem = record.error ?? result?.error?.message;
+    const caught = figures.caught.observed + figures.caught.predicted;
     return (
-      <>
-        {problem && <p className="jp-Crane-error">{problem}</p>}
-        {result?.hint && <p className="jp-Crane-hint">{result.hint}</p>}
-        {verdict && (
-          <div className="jp-Crane-reasoning">
-            <h3>{trans.__('Reasoning')}</h3>
-            <p>{verdict.reasoning}</p>
-            {verdict.findings.length > 0 && (
-              <ul className="jp-Crane-findings">
-                {verdict.findings.map((f, i) => (
-                  <li key={i}>
-                    <code>{f.rule}</code>
-                    {f.line !== null
-                      ? ' ' + trans.__('line %1', f.line)
-                      : ''}: {f.message}
-                  </li>
-                ))}
-              </ul>
+      <section className="jp-Crane-stats">
+        <h3>{trans.__('Since this notebook was opened')}</h3>
+        <dl>
+          <dt>{trans.__('Checks done')}</dt>
+          <dd data-crane-stat="checks">{figures.checks}</dd>
+          <dt>{trans.__('Crashes caught')}</dt>
+          <dd data-crane-stat="caught">
+            {caught}
+            {caught > 0
+              ? ' ' +
+                trans.__(
+                  '(observed %1, predicted %2)',
+                  figures.caught.observed,
+                  figures.caught.predicted
+                )
+              : ''}
+          </dd>
+          <dt>{trans.__('Time saved (estimate)')}</dt>
+          <dd data-crane-stat="saved" data-ms={Math.round(figures.savedMs)}>
+            {formatDuration(figures.savedMs)}
+          </dd>
+          {figures.confirmed > 0 && (
+            <>
+              <dt>{trans.__('Warnings confirmed by a run')}</dt>
+              <dd data-crane-stat="confirmed">{figures.confirmed}</dd>
+            </>
+          )}
+          {figures.missed > 0 && (
+            <>
+              <dt>{trans.__('Crashes missed')}</dt>
+              <dd data-crane-stat="missed">{figures.missed}</dd>
+            </>
+          )}
+        </dl>
+        <details className="jp-Crane-help">
+          <summary>{trans.__('How these are counted')}</summary>
+          <p>
+            {trans.__(
+              'A crash is caught when a cell was warned (will or may crash) and you then either edited it and it ran without an error, or did not run it: you deleted it, or restarted the kernel first. Observed: a trial run saw the crash; predicted: the checks or the model foresaw it.'
             )}
-          </div>
-        )}
-        {result && (
-          <table className="jp-Crane-facts-table">
-            <tbody>
-              <tr>
-                <th>{trans.__('Model')}</th>
-                <td>{result.model ?? trans.__('none (checks only)')}</td>
-              </tr>
-              <tr>
-                <th>{trans.__('Decided by')}</th>
-                <td>{verdict ? this._sourceLabel(verdict.source) : '–'}</td>
-              </tr>
-              {split && (
-                <tr>
-                  <th>{trans.__('Votes')}</th>
-                  <td>
-                    {trans.__('%1 of %2 for a crash', split[0], split[1])}
-                  </td>
-                </tr>
-              )}
-              <tr>
-                <th>{trans.__('Latency')}</th>
-                <td>
-                  {trans.__(
-                    '%1 ms (runtime %2 ms, model %3 ms)',
-                    Math.round(result.timing.total_ms),
-                    Math.round(result.timing.extraction_ms),
-                    Math.round(result.timing.llm_ms)
-                  )}
-                </td>
-              </tr>
-              <tr>
-                <th>{trans.__('Tokens')}</th>
-                <td>
-                  {trans.__(
-                    '%1 prompt, %2 completion',
-                    result.tokens.prompt ?? '–',
-                    result.tokens.completion ?? '–'
-                  )}
-                </td>
-              </tr>
-              <tr>
-                <th>{trans.__('Executed cells')}</th>
-                <td>{result.executed_cells}</td>
-              </tr>
-              <tr>
-                <th>{trans.__('Facts sent')}</th>
-                <td>{sentCategories || trans.__('none')}</td>
-              </tr>
-            </tbody>
-          </table>
-        )}
-        {result?.runtime && (
-          <div className="jp-Crane-runtime">
-            <h3>{trans.__('Runtime facts sent')}</h3>
-            {(['S', 'R', 'V'] as FactCategory[]).map(cat => (
-              <details
-                key={cat}
-                className="jp-Crane-factgroup"
-                data-category={cat}
-                open={facts[cat].length > 0 && facts[cat].length <= 12}
-              >
-                <summary>
-                  {categoryTitle(trans, cat)} ({facts[cat].length})
-                  {sentCategories.includes(cat) ? '' : ' ' + trans.__('off')}
-                </summary>
-                <ul>
-                  {facts[cat].map((f, i) => (
-                    <li key={i}>
-                      <code>{f.expr}</code> {f.key}: <code>{f.value}</code>
-                    </li>
-                  ))}
-                </ul>
-              </details>
-            ))}
-            {facts.notes.length > 0 && (
-              <ul className="jp-Crane-notes">
-                {facts.notes.map((n, i) => (
-                  <li key={i}>{n}</li>
-                ))}
-              </ul>
+          </p>
+          <p>
+            {trans.__(
+              'Time saved is an estimate: a crash half-way through a cell can leave the kernel half-changed, and the safe way back is to restart it and run again every cell it had run. So each caught crash counts the last run time of every cell run since the kernel started. Not counted: the crashed run itself, reading the traceback, debugging. Without a restart you save less; after a long hunt for the cause, more.'
             )}
-          </div>
-        )}
-      </>
+          </p>
+          <p>
+            {trans.__(
+              'Run times come from the kernel messages. These figures stay in this browser tab and are never sent anywhere.'
+            )}
+          </p>
+        </details>
+      </section>
     );
   }
 
@@ -355,26 +287,34 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
     }
     return (
       <section className="jp-Crane-history">
-        <h3>{trans.__('Recent checks in this notebook')}</h3>
+        <h3>{trans.__('Recent checks and crashes')}</h3>
         <ol>
           {history.map(r => {
-            const state = badgeView(r, r.source, r.epoch).state;
+            const view = cellView(r, r.source, r.epoch);
+            const d = describeCell(trans, view, r);
+            const firstLine =
+              r.source.split('\n').find(line => line.trim()) ?? '';
             return (
               <li
                 key={`${r.cellId}-${r.startedAt}`}
-                className={`jp-mod-${state}`}
-                title={trans.__('Go to the cell')}
-                onClick={() => void watcher.reveal(r.cellId)}
+                className={`jp-Crane-history-entry jp-mod-${view.state}`}
               >
-                <span className="jp-Crane-history-state">
-                  {this._stateLabel(state)}
-                </span>
-                <code className="jp-Crane-history-source">
-                  {oneLine(r.source.split('\n')[0] ?? '', 60)}
-                </code>
-                <span className="jp-Crane-history-time">
-                  {new Date(r.startedAt).toLocaleTimeString()}
-                </span>
+                <button
+                  className="jp-Crane-history-go"
+                  title={trans.__('Go to the cell')}
+                  onClick={() => void watcher.reveal(r.cellId)}
+                >
+                  <span className="jp-Crane-history-head">
+                    <StateLabel trans={trans} state={view.state} record={r} />
+                    <span className="jp-Crane-history-time">
+                      {new Date(r.run?.at ?? r.startedAt).toLocaleTimeString()}
+                    </span>
+                  </span>
+                  <code className="jp-Crane-history-source">{firstLine}</code>
+                  {d.cause && (
+                    <span className="jp-Crane-history-cause">{d.cause}</span>
+                  )}
+                </button>
               </li>
             );
           })}

@@ -1,3 +1,9 @@
+/**
+ * Crash checking of notebooks: when to check a cell, the requests, and what the user's runs mean
+ * for the warnings. The kernel's activity (`kernel.ts`) and the badges (`badges.ts`) are layers of
+ * their own; this module connects them to the verdict state (`model.ts`) and the session
+ * statistics (`stats.ts`).
+ */
 import type { Cell, ICellModel } from '@jupyterlab/cells';
 import { CodeCell } from '@jupyterlab/cells';
 import type { DocumentRegistry } from '@jupyterlab/docregistry';
@@ -8,41 +14,27 @@ import type {
   NotebookPanel
 } from '@jupyterlab/notebook';
 import type { IObservableList } from '@jupyterlab/observables';
-import type { ISessionContext } from '@jupyterlab/apputils';
-import type { Kernel } from '@jupyterlab/services';
-import { KernelMessage } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IDisposable } from '@lumino/disposable';
 import type { ISignal } from '@lumino/signaling';
 import { Signal } from '@lumino/signaling';
-import type { PanelLayout, Widget } from '@lumino/widgets';
+import type { Widget } from '@lumino/widgets';
 
-import { CellBadge } from './badge';
+import type { IAnalyzeRequest, IAnalyzeResult, IStatusReply } from './api';
+import { BadgeLayer } from './badges';
+import type { IRunEnd, IRunStart } from './kernel';
+import { KernelActivity } from './kernel';
+import { assess } from './levels';
 import { CellChecks } from './model';
 import { CraneRequestError, requestAPI } from './request';
 import { Debouncer, Generations } from './schedule';
 import type { CraneSettings } from './settings';
-import type {
-  IAnalyzeRequest,
-  IAnalyzeResult,
-  ICellChecks,
-  ICheckRecord,
-  ICraneVerdicts
-} from './tokens';
-import { badgeView, isStale, requestPlan } from './verdict';
+import { SessionStats } from './stats';
+import type { ICellChecks, ICheckRecord, ICraneVerdicts } from './tokens';
+import { cellView, isStale, isWarning, requestPlan } from './verdict';
 
 /** Class on the notebook node while the crash guard is on; the guarded Shift-Enter binds to it. */
 export const GUARDED_CLASS = 'jp-Crane-guarded';
-
-const INPUT_WRAPPER_CLASS = 'jp-Cell-inputWrapper';
-
-/** Kernel states after which nothing checked before still holds. */
-const RESET_STATES: ReadonlySet<string> = new Set([
-  'restarting',
-  'autorestarting',
-  'dead',
-  'starting'
-]);
 
 /** What every notebook watcher shares. */
 export interface IWatcherOptions {
@@ -86,17 +78,19 @@ export class CraneWatcher
   private _watchers = new WeakMap<NotebookPanel, NotebookWatcher>();
 }
 
-interface IBadgeSlot {
-  cell: Cell;
-  badge: CellBadge;
+/** A user run in progress: the cell's record when it started, to judge the warning by. */
+interface IRunWatch {
+  cellId: string | null;
+  record: ICheckRecord | undefined;
 }
 
 /**
- * Crash checking of one notebook: debounced auto-checks of the active cell, the kernel epoch, the
- * badges, and the requests (answers of superseded requests are dropped per cell).
+ * Crash checking of one notebook: debounced auto-checks of the active cell, the requests (answers
+ * of superseded requests are dropped per cell), and the outcome of the user's runs.
  */
 export class NotebookWatcher implements IDisposable {
   readonly checks = new CellChecks();
+  readonly stats = new SessionStats();
 
   constructor(
     readonly panel: NotebookPanel,
@@ -107,27 +101,39 @@ export class NotebookWatcher implements IDisposable {
       _options.settings.current.delay
     );
     const notebook = panel.content;
+    this._badges = new BadgeLayer(
+      notebook,
+      this.checks,
+      _options.trans,
+      _options.openSidebar
+    );
+    this._kernel = new KernelActivity(panel.sessionContext);
+    this._kernel.runStarted.connect(this._onRunStarted, this);
+    this._kernel.runFinished.connect(this._onRunFinished, this);
+    this._kernel.reset.connect(this._onKernelReset, this);
+    this._kernel.idle.connect(this._schedule, this);
     notebook.activeCellChanged.connect(this._onActiveCellChanged, this);
     notebook.modelChanged.connect(this._onModelChanged, this);
     this._onModelChanged(notebook);
-    const session = panel.sessionContext;
-    session.kernelChanged.connect(this._onKernelChanged, this);
-    session.statusChanged.connect(this._onStatusChanged, this);
-    this._connectKernel(session.session?.kernel ?? null);
     _options.settings.changed.connect(this._onSettingsChanged, this);
     this.checks.changed.connect(this._onRecordChanged, this);
-    this.checks.epochChanged.connect(this._renderAll, this);
+    this.stats.changed.connect(this._onStatsChanged, this);
     this._onSettingsChanged();
     this._onActiveCellChanged(notebook, notebook.activeCell);
   }
 
-  /** Emits after each finished or started check of any cell (for the sidebar). */
+  /** Emits after each change the sidebar shows (a check, a run, the statistics). */
   get updated(): ISignal<this, string> {
     return this._updated;
   }
 
   get isDisposed(): boolean {
     return this._isDisposed;
+  }
+
+  /** The badges of this notebook. */
+  get badges(): BadgeLayer {
+    return this._badges;
   }
 
   /** The notebook's active code cell, if any. */
@@ -152,19 +158,22 @@ export class NotebookWatcher implements IDisposable {
   }
 
   /**
-   * Check `cell` now. Resolves when the answer is in (or dropped); never rejects.
+   * Check `cell` now; with `trial`, also run it in a sandboxed fork of the kernel (the "Trial-Run
+   * Cell" command). Resolves when the answer is in (or dropped); never rejects.
    */
-  async check(cell: Cell): Promise<void> {
+  async check(cell: Cell, trial = false): Promise<void> {
     if (this._isDisposed || cell.model.type !== 'code') {
       return;
     }
+    const settings = this._options.settings;
     const cellId = cell.model.id;
     const source = cell.model.sharedModel.getSource();
     const kernel = this.panel.sessionContext.session?.kernel;
     const plan = requestPlan(
-      this._options.settings.current,
-      this._options.settings.explicit,
-      this._options.settings.server
+      settings.current,
+      settings.explicit,
+      settings.server,
+      trial
     );
     const base = {
       cellId,
@@ -191,32 +200,35 @@ export class NotebookWatcher implements IDisposable {
       settings: plan.settings
     };
     try {
-      const result = await requestAPI<IAnalyzeResult>('analyze', {
-        method: 'POST',
-        body: JSON.stringify(body)
-      });
+      const answer = await requestAPI<IAnalyzeResult | IStatusReply>(
+        'analyze',
+        { method: 'POST', body: JSON.stringify(body) }
+      );
       if (!this._isCurrent(cellId, generation)) {
         return;
       }
-      if (result.status === 'superseded') {
+      if (answer.status === 'superseded') {
         // A newer request for this kernel (maybe another cell) overtook this one.
         this._restore(cellId, previous);
         return;
       }
-      this.checks.set({ ...base, phase: 'done', result });
+      this._finished({
+        ...base,
+        phase: 'done',
+        result: answer as IAnalyzeResult
+      });
     } catch (error) {
       if (!this._isCurrent(cellId, generation)) {
         return;
       }
       if (error instanceof CraneRequestError && error.status === 409) {
         // User code is running: check again once the kernel is idle.
-        this._waitingForIdle = true;
         this.checks.set({ ...base, phase: 'busy' });
         return;
       }
       const message =
         error instanceof Error ? error.message : String(error ?? '');
-      this.checks.set({ ...base, phase: 'failed', error: message });
+      this._finished({ ...base, phase: 'failed', error: message });
     }
   }
 
@@ -227,13 +239,12 @@ export class NotebookWatcher implements IDisposable {
     this._isDisposed = true;
     this._debouncer.cancel();
     this._setActive(null);
-    for (const slot of this._slots.values()) {
-      slot.cell.model.contentChanged.disconnect(this._onCellContent, this);
-      slot.badge.dispose();
-    }
-    this._slots.clear();
+    this._cells?.changed.disconnect(this._onCellsChanged, this);
+    this._kernel.dispose();
+    this._badges.dispose();
     this.panel.content.node.classList.remove(GUARDED_CLASS);
     this.checks.dispose();
+    this.stats.dispose();
     Signal.clearData(this);
   }
 
@@ -250,6 +261,28 @@ export class NotebookWatcher implements IDisposable {
     if (this.activeCodeCell?.model.id === cellId) {
       this._schedule();
     }
+  }
+
+  /** A check finished: store it, count it, and remember a warning until the user acts on it. */
+  private _finished(record: ICheckRecord): void {
+    this.checks.set(record);
+    this.stats.checked();
+    const assessment = record.result ? assess(record.result) : null;
+    if (assessment && isWarning(assessment.level)) {
+      this.stats.warned(
+        record.cellId,
+        record.source,
+        assessment.basis === 'trial' ? 'observed' : 'predicted'
+      );
+    }
+  }
+
+  private _onRecordChanged(sender: CellChecks, cellId: string): void {
+    this._updated.emit(cellId);
+  }
+
+  private _onStatsChanged(): void {
+    this._updated.emit('');
   }
 
   // ---- notebook structure --------------------------------------------------------------------
@@ -277,17 +310,18 @@ export class NotebookWatcher implements IDisposable {
         this._forget(cellId);
       }
     }
+    for (const cellId of this.stats.kernelRuns.keys()) {
+      if (!alive.has(cellId)) {
+        this.stats.deleted(cellId);
+      }
+    }
   }
 
   private _forget(cellId: string): void {
     this._generations.drop(cellId);
-    const slot = this._slots.get(cellId);
-    if (slot) {
-      slot.cell.model.contentChanged.disconnect(this._onCellContent, this);
-      slot.badge.dispose();
-      this._slots.delete(cellId);
-    }
+    this._badges.forget(cellId);
     this.checks.delete(cellId);
+    this.stats.deleted(cellId);
   }
 
   // ---- active cell and auto-check ------------------------------------------------------------
@@ -310,6 +344,7 @@ export class NotebookWatcher implements IDisposable {
   /** Restart the quiet period if the active cell needs a verdict. */
   private _schedule(): void {
     if (
+      this._isDisposed ||
       !this._options.settings.current.autoCheck ||
       this._needsCheck() === null
     ) {
@@ -319,7 +354,10 @@ export class NotebookWatcher implements IDisposable {
     this._debouncer.trigger();
   }
 
-  /** The active code cell if it has text and no fresh verdict (nor a check in flight for it). */
+  /**
+   * The active code cell if it has text and no fresh verdict (nor a check in flight for it). A cell
+   * whose text ran and crashed is not checked again: its traceback says more than a prediction.
+   */
   private _needsCheck(): CodeCell | null {
     const cell = this.activeCodeCell;
     if (!cell) {
@@ -333,77 +371,87 @@ export class NotebookWatcher implements IDisposable {
     if (!record || record.phase === 'busy') {
       return cell;
     }
+    if (record.run && record.source === source) {
+      return null;
+    }
     return isStale(record, source, this.checks.epoch) ? cell : null;
   }
 
   private _onQuiet(): void {
     const cell = this._needsCheck();
-    if (!cell) {
-      return;
+    // The probe would queue behind user code in the kernel: wait until it finished (`idle`).
+    if (cell && !this._kernel.busy) {
+      void this.check(cell);
     }
-    // The probe would queue behind user code in the kernel: wait until it finished.
-    if (this._userRuns.size > 0) {
-      this._waitingForIdle = true;
-      return;
-    }
-    void this.check(cell);
   }
 
-  // ---- kernel epoch --------------------------------------------------------------------------
+  // ---- the user's runs -----------------------------------------------------------------------
 
-  private _onKernelChanged(
-    sender: ISessionContext,
-    args: { newValue: Kernel.IKernelConnection | null }
-  ): void {
-    this._connectKernel(args.newValue);
+  /** Find the cell of a run: by the id this page sent, else (another client ran it) by its text. */
+  private _cellIdOf(run: IRunStart): string | null {
+    const cells = this.panel.content.widgets;
+    if (run.cellId !== null) {
+      return cells.some(c => c.model.id === run.cellId) ? run.cellId : null;
+    }
+    const cell = cells.find(
+      c =>
+        c.model.type === 'code' && c.model.sharedModel.getSource() === run.code
+    );
+    return cell?.model.id ?? null;
+  }
+
+  private _onRunStarted(sender: KernelActivity, run: IRunStart): void {
+    const cellId = this._cellIdOf(run);
+    // What the cell showed when it started, before this run outdates every verdict.
+    this._runs.set(run.msgId, {
+      cellId,
+      record: cellId ? this.checks.get(cellId) : undefined
+    });
     this.checks.bumpEpoch();
+  }
+
+  private _onRunFinished(sender: KernelActivity, run: IRunEnd): void {
+    const watch = this._runs.get(run.msgId);
+    this._runs.delete(run.msgId);
+    const cellId = watch?.cellId ?? null;
+    if (!cellId) {
+      return;
+    }
+    const record = watch?.record;
+    this.stats.ran(cellId, run.code, run.elapsedMs, run.error !== null);
+    if (!run.error || !record || record.source !== run.code) {
+      return;
+    }
+    // The cell ran the very text that was checked, and crashed: the warning was right, or missed.
+    const state = cellView(record, run.code, record.epoch).state;
+    let kind: 'confirmed' | 'missed' | null = null;
+    if (isWarning(state)) {
+      kind = 'confirmed';
+    } else if (state === 'no-crash') {
+      kind = 'missed';
+      this.stats.missed();
+    }
+    const current = this.checks.get(cellId);
+    if (kind && current && current.source === run.code) {
+      this.checks.set({
+        ...current,
+        // The record the user saw when the run started, not a check started since.
+        ...record,
+        run: {
+          kind,
+          ename: run.error.ename,
+          evalue: run.error.evalue,
+          at: Date.now()
+        }
+      });
+    }
+  }
+
+  private _onKernelReset(): void {
+    this._runs.clear();
+    this.checks.bumpEpoch();
+    this.stats.kernelReset();
     this._schedule();
-  }
-
-  private _connectKernel(kernel: Kernel.IKernelConnection | null): void {
-    this._userRuns.clear();
-    this._kernel?.iopubMessage.disconnect(this._onIOPub, this);
-    this._kernel = kernel;
-    kernel?.iopubMessage.connect(this._onIOPub, this);
-  }
-
-  private _onIOPub(
-    sender: Kernel.IKernelConnection,
-    msg: KernelMessage.IIOPubMessage
-  ): void {
-    // Our probe runs silently and publishes no execute_input: this is user code, from any client.
-    if (KernelMessage.isExecuteInputMsg(msg)) {
-      this._userRuns.add(msg.parent_header.msg_id ?? '');
-      this.checks.bumpEpoch();
-    } else if (
-      KernelMessage.isStatusMsg(msg) &&
-      msg.content.execution_state === 'idle' &&
-      this._userRuns.delete(msg.parent_header.msg_id ?? '')
-    ) {
-      // That user execution finished.
-      if (this._userRuns.size === 0) {
-        this._waitingForIdle = false;
-        this._schedule();
-      }
-    }
-  }
-
-  private _onStatusChanged(
-    sender: ISessionContext,
-    status: Kernel.Status
-  ): void {
-    if (RESET_STATES.has(status)) {
-      this._userRuns.clear();
-      this.checks.bumpEpoch();
-      this._waitingForIdle = true;
-    } else if (
-      status === 'idle' &&
-      this._waitingForIdle &&
-      this._userRuns.size === 0
-    ) {
-      this._waitingForIdle = false;
-      this._schedule();
-    }
   }
 
   // ---- settings ------------------------------------------------------------------------------
@@ -417,85 +465,13 @@ export class NotebookWatcher implements IDisposable {
     }
   }
 
-  // ---- badges --------------------------------------------------------------------------------
-
-  private _onRecordChanged(sender: CellChecks, cellId: string): void {
-    this._render(cellId);
-    this._updated.emit(cellId);
-  }
-
-  private _renderAll(): void {
-    for (const cellId of this._slots.keys()) {
-      this._render(cellId);
-    }
-    this._updated.emit('');
-  }
-
-  private _onCellContent(model: ICellModel): void {
-    this._render(model.id);
-  }
-
-  private _render(cellId: string): void {
-    const slot = this._slots.get(cellId) ?? this._attach(cellId);
-    if (!slot) {
-      return;
-    }
-    const record = this.checks.get(cellId);
-    const source = slot.cell.model.sharedModel.getSource();
-    slot.badge.render(badgeView(record, source, this.checks.epoch), record);
-  }
-
-  /** Create the badge of a cell once it has a record; waits for windowed cells to render. */
-  private _attach(cellId: string): IBadgeSlot | null {
-    if (this.panel.isDisposed || !this.checks.get(cellId)) {
-      return null;
-    }
-    const cell = this.panel.content.widgets.find(w => w.model.id === cellId);
-    if (!cell) {
-      return null;
-    }
-    const badge = new CellBadge(this._options.trans, this._options.openSidebar);
-    const slot = { cell, badge };
-    this._slots.set(cellId, slot);
-    cell.model.contentChanged.connect(this._onCellContent, this);
-    cell.disposed.connect(this._onCellDisposed, this);
-    cell.ready
-      .then(() => {
-        if (badge.isDisposed || cell.isDisposed) {
-          return;
-        }
-        const layout = cell.layout as PanelLayout;
-        const index = layout.widgets.findIndex(w =>
-          w.hasClass(INPUT_WRAPPER_CLASS)
-        );
-        layout.insertWidget(index + 1, badge);
-        this._render(cellId);
-      })
-      .catch(reason => console.error('crane: cannot attach a badge', reason));
-    return slot;
-  }
-
-  private _onCellDisposed(cell: Widget): void {
-    for (const [cellId, slot] of this._slots) {
-      if (slot.cell === cell) {
-        slot.cell.model.contentChanged.disconnect(this._onCellContent, this);
-        slot.badge.dispose();
-        this._slots.delete(cellId);
-        // A cell replaced in place (e.g. a type change) keeps its id: show the badge again.
-        this._render(cellId);
-      }
-    }
-  }
-
   private _debouncer: Debouncer;
   private _generations = new Generations();
-  private _slots = new Map<string, IBadgeSlot>();
+  private _badges: BadgeLayer;
+  private _kernel: KernelActivity;
+  private _runs = new Map<string, IRunWatch>();
   private _active: Cell | null = null;
   private _cells: CellList | null = null;
-  private _kernel: Kernel.IKernelConnection | null = null;
-  /** Ids of the user executions (any client's) the kernel is running or has queued to start. */
-  private _userRuns = new Set<string>();
-  private _waitingForIdle = false;
   private _isDisposed = false;
   private _updated = new Signal<this, string>(this);
 }

@@ -42,3 +42,6 @@ c.CraneExtension.model = "openai/crane-stub"
 c.CraneExtension.api_base = stub.url
 c.CraneExtension.api_key = "sk-ui-tests"
 # auto_check is on by default; the tests switch it off through the user settings.
+# Trial runs only when asked: the level tests show what the checks and the model say on their own;
+# tests/trial.spec.ts asks for trials (the command, and the user setting "auto").
+c.CraneExtension.trial = "on-demand"

@@ -4,6 +4,9 @@
  */
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
+// Another port than 8888 lets UI tests of several checkouts run side by side.
+const port = process.env.CRANE_UI_PORT || '8888';
+
 module.exports = {
   ...baseConfig,
   // One server, one kernel at a time: the machine has 2 cores.
@@ -12,6 +15,7 @@ module.exports = {
   expect: { timeout: 30 * 1000 },
   use: {
     ...baseConfig.use,
+    baseURL: `http://localhost:${port}`,
     launchOptions: {
       executablePath: process.env.CRANE_CHROMIUM || '/usr/bin/chromium',
       args: [
@@ -27,8 +31,8 @@ module.exports = {
     trace: 'retain-on-failure'
   },
   webServer: {
-    command: 'jlpm start',
-    url: 'http://localhost:8888/lab',
+    command: `jlpm start --ServerApp.port=${port}`,
+    url: `http://localhost:${port}/lab`,
     timeout: 180 * 1000,
     reuseExistingServer: !process.env.CI
   }

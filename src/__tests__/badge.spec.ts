@@ -1,53 +1,47 @@
 import { nullTranslator } from '@jupyterlab/translation';
 
+import type { IAnalyzeResult } from '../api';
 import { CellBadge } from '../badge';
-import type { IAnalyzeResult, ICheckRecord } from '../tokens';
-import { badgeView } from '../verdict';
+import type { ICheckRecord } from '../tokens';
+import { cellView } from '../verdict';
+import {
+  blockedTrial,
+  checksCrash,
+  modelCrash,
+  noModelNoCrash,
+  observedCrash
+} from './fixtures';
 
 const trans = nullTranslator.load('crane_jupyterlab');
 
 function done(
-  status: IAnalyzeResult['status'],
-  detection: boolean | null,
-  extra: Partial<IAnalyzeResult> = {}
+  result: IAnalyzeResult | undefined,
+  extra: Partial<ICheckRecord> = {}
 ): ICheckRecord {
   return {
     cellId: 'c',
-    source: 'df.x',
+    source: 'src',
     epoch: 1,
     phase: 'done',
     startedAt: 0,
     sent: {},
-    result: {
-      status,
-      verdict:
-        detection === null
-          ? null
-          : {
-              detection,
-              reasoning: 'AttributeError: df has no attribute x. More detail.',
-              source: 'llm',
-              votes: [detection],
-              findings: []
-            },
-      runtime: null,
-      runtime_text: '',
-      executed_cells: 1,
-      model: null,
-      timing: { extraction_ms: 1, llm_ms: 1, total_ms: 2 },
-      tokens: { prompt: null, completion: null },
-      ...extra
-    }
+    result,
+    ...extra
   };
 }
 
 function show(
   badge: CellBadge,
   record: ICheckRecord | undefined,
-  source = 'df.x',
+  source = 'src',
   epoch = 1
 ) {
-  badge.render(badgeView(record, source, epoch), record);
+  badge.render(cellView(record, source, epoch), record);
+}
+
+/** The badge's text without its button. */
+function text(badge: CellBadge): string {
+  return badge.node.querySelector('.jp-Crane-badge-text')?.textContent ?? '';
 }
 
 describe('CellBadge', () => {
@@ -64,60 +58,106 @@ describe('CellBadge', () => {
     expect(badge.state).toBe('none');
   });
 
-  it('shows a crash in one line with the full reasoning on hover', () => {
-    show(badge, done('ok', true));
+  it('says a certain crash will happen, who found it, the cause, and where the diagnosis is', () => {
+    show(badge, done(checksCrash));
     expect(badge.isHidden).toBe(false);
-    expect(badge.hasClass('jp-mod-crash')).toBe(true);
-    expect(badge.node.textContent).toBe(
-      'Predicted crash: AttributeError: df has no attribute x.'
+    expect(badge.hasClass('jp-mod-will-crash')).toBe(true);
+    expect(text(badge)).toBe(
+      "Will crash (certain: deterministic check): KeyError: df has no column 'Agee' (line 1)."
     );
-    expect(badge.node.title).toBe(
-      'AttributeError: df has no attribute x. More detail.'
-    );
+    const details = badge.node.querySelector('button')!;
+    expect(details.textContent).toBe('Details in the crash panel');
+    expect(details.hidden).toBe(false);
     expect(badge.node.querySelector('svg')).not.toBeNull();
   });
 
+  it('tells an observed crash from a prediction at a glance', () => {
+    show(badge, done(observedCrash));
+    expect(badge.hasClass('jp-mod-observed')).toBe(true);
+    expect(text(badge)).toBe(
+      "Will crash (observed in a trial run): KeyError: 'Agee' (line 2)"
+    );
+    const observedSvg = badge.node.querySelector('svg')!.outerHTML;
+    show(badge, done(modelCrash));
+    expect(badge.hasClass('jp-mod-observed')).toBe(false);
+    expect(badge.hasClass('jp-mod-may-crash')).toBe(true);
+    expect(text(badge)).toMatch(/^May crash \(the model's prediction\): /);
+    expect(badge.node.querySelector('svg')!.outerHTML).not.toBe(observedSvg);
+  });
+
+  it('says what was tried when no crash was found', () => {
+    show(badge, done(noModelNoCrash));
+    expect(badge.state).toBe('no-crash');
+    expect(text(badge)).toBe(
+      'No crash found (tried: the deterministic checks (no model configured))'
+    );
+    show(badge, done(blockedTrial));
+    expect(text(badge)).toBe(
+      'No crash found (tried: the deterministic checks and the model)'
+    );
+  });
+
   it('switches state classes instead of accumulating them', () => {
-    show(badge, { ...done('ok', true), phase: 'checking' });
+    show(badge, done(checksCrash, { phase: 'checking' }));
     expect(badge.hasClass('jp-mod-checking')).toBe(true);
-    show(badge, done('ok', false));
+    expect(badge.node.querySelector('button')!.hidden).toBe(true);
+    show(badge, done(noModelNoCrash));
     expect(badge.hasClass('jp-mod-checking')).toBe(false);
-    expect(badge.hasClass('jp-mod-ok')).toBe(true);
-    expect(badge.node.textContent).toBe('No crash predicted');
+    expect(badge.hasClass('jp-mod-no-crash')).toBe(true);
   });
 
   it('marks an outdated verdict', () => {
-    show(badge, done('ok', true), 'df.y');
+    show(badge, done(checksCrash), 'other');
     expect(badge.hasClass('jp-mod-stale')).toBe(true);
-    expect(badge.node.textContent).toContain('outdated');
-    show(badge, done('ok', true));
+    expect(text(badge)).toContain('outdated');
+    show(badge, done(checksCrash));
     expect(badge.hasClass('jp-mod-stale')).toBe(false);
   });
 
-  it('shows model failures and the no-model hint', () => {
+  it('shows a confirmed and a missed crash with the real exception', () => {
+    const run = { ename: 'KeyError', evalue: "'Agee'", at: 1 };
     show(
       badge,
-      done('llm_error', null, {
+      done(checksCrash, { run: { ...run, kind: 'confirmed' } }),
+      'src',
+      9
+    );
+    expect(badge.state).toBe('confirmed');
+    expect(text(badge)).toBe(
+      "Crashed as warned (the run raised the crash): KeyError: 'Agee'"
+    );
+    show(
+      badge,
+      done(noModelNoCrash, { run: { ...run, kind: 'missed' } }),
+      'src',
+      9
+    );
+    expect(badge.state).toBe('missed');
+    expect(text(badge)).toBe(
+      "Crashed without a warning (the check had found no crash): KeyError: 'Agee'"
+    );
+  });
+
+  it('shows failures with their message', () => {
+    show(
+      badge,
+      done({
+        ...noModelNoCrash,
+        status: 'llm_error',
+        verdict: null,
         error: { kind: 'timeout', message: 'model timed out' }
       })
     );
     expect(badge.state).toBe('error');
-    expect(badge.node.textContent).toBe('Check failed: model timed out');
-    show(badge, done('no_model', false, { hint: 'Set CRANE_MODEL.' }));
-    expect(badge.state).toBe('limited');
-    expect(badge.node.title).toBe('Set CRANE_MODEL.');
-    show(badge, {
-      ...done('ok', false),
-      phase: 'failed',
-      result: undefined,
-      error: 'HTTP 500'
-    });
-    expect(badge.node.textContent).toBe('Check failed: HTTP 500');
+    expect(text(badge)).toBe('Check failed: model timed out');
+    show(badge, done(undefined, { phase: 'failed', error: 'HTTP 500' }));
+    expect(text(badge)).toBe('Check failed: HTTP 500');
   });
 
-  it('opens the sidebar on click', () => {
-    show(badge, done('ok', true));
+  it('opens the sidebar on a click of the button or the badge', () => {
+    show(badge, done(checksCrash));
+    badge.node.querySelector('button')!.click();
     badge.node.click();
-    expect(opened).toBe(1);
+    expect(opened).toBe(2);
   });
 });

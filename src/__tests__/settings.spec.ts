@@ -1,90 +1,209 @@
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 
-import schema from '../../schema/plugin.json';
+import schemaJSON from '../../schema/plugin.json';
 import {
   CraneSettings,
-  DEFAULT_SETTINGS,
+  defaultsOf,
   explicitKeys,
-  readSettings
+  readSettings,
+  serverSchema
 } from '../settings';
-import type { IServerConfig } from '../tokens';
+import type { ICraneSettings, IServerConfig } from '../tokens';
 
-describe('readSettings', () => {
-  it('fills defaults and keeps well-typed values', () => {
-    const settings = readSettings({
-      delay: 250,
-      value: false,
-      model: 'openai/x'
-    });
-    expect(settings).toEqual({
-      ...DEFAULT_SETTINGS,
-      delay: 250,
-      value: false,
-      model: 'openai/x'
-    });
+const schema = schemaJSON as unknown as ISettingRegistry.ISchema;
+
+/** Every key of ICraneSettings: the schema must declare exactly these. */
+const KEYS: (keyof ICraneSettings)[] = [
+  'model',
+  'autoCheck',
+  'delay',
+  'trial',
+  'structural',
+  'representation',
+  'value',
+  'docs',
+  'votes',
+  'guard',
+  'maxColumns'
+];
+
+function server(over: Partial<IServerConfig> = {}): IServerConfig {
+  return {
+    model: 'openai/a',
+    allowed_models: ['openai/a'],
+    categories: 'SRV',
+    votes: 1,
+    temperature: 0,
+    auto_check: true,
+    docs: false,
+    key_configured: true,
+    missing_env: [],
+    trial: 'on-demand',
+    trial_available: true,
+    trial_unavailable_reason: null,
+    ...over
+  };
+}
+
+describe('the schema', () => {
+  it('declares every setting with a title, a description and a default', () => {
+    expect(Object.keys(schema.properties!).sort()).toEqual([...KEYS].sort());
+    for (const spec of Object.values(schema.properties!)) {
+      expect(spec.title).toBeTruthy();
+      expect(spec.description).toBeTruthy();
+      expect(spec.default).toBeDefined();
+    }
+    expect(schema.additionalProperties).toBe(false);
   });
 
-  it('ignores values of the wrong type and unknown keys', () => {
-    const settings = readSettings({ delay: '5', guard: 1, extra: true });
-    expect(settings).toEqual(DEFAULT_SETTINGS);
-    expect('extra' in settings).toBe(false);
+  it('speaks to users, not in command ids, and carries the extension icon', () => {
+    const text = JSON.stringify(schema.properties);
+    expect(text).not.toMatch(/crane:/);
+    expect(schema['jupyter.lab.setting-icon']).toBe('crane-jupyterlab:crane');
   });
 });
 
-describe('explicitKeys', () => {
+describe('defaultsOf / readSettings', () => {
+  it('reads the defaults from the schema', () => {
+    const defaults = defaultsOf(schema);
+    for (const key of KEYS) {
+      expect(defaults[key]).toEqual(schema.properties![key].default);
+    }
+  });
+
+  it('keeps well-typed values and fills the rest with defaults', () => {
+    expect(
+      readSettings(schema, { delay: 250, value: false, trial: 'auto' })
+    ).toEqual({
+      ...defaultsOf(schema),
+      delay: 250,
+      value: false,
+      trial: 'auto'
+    });
+  });
+
+  it('ignores values of the wrong type, outside the choices, and unknown keys', () => {
+    const settings = readSettings(schema, {
+      delay: '5',
+      guard: 1,
+      trial: 'always',
+      votes: 2,
+      extra: true
+    });
+    expect(settings).toEqual(defaultsOf(schema));
+    expect('extra' in settings).toBe(false);
+  });
+
   it('lists the keys the user layer sets', () => {
     expect(
-      [...explicitKeys({ value: false, votes: 3, nope: 1 })].sort()
+      [...explicitKeys(schema, { value: false, votes: 3, nope: 1 })].sort()
     ).toEqual(['value', 'votes']);
   });
 });
 
-describe('DEFAULT_SETTINGS', () => {
-  it('matches the defaults of schema/plugin.json', () => {
-    const defaults: Record<string, unknown> = {};
-    for (const [key, spec] of Object.entries(schema.properties)) {
-      defaults[key] = spec.default;
+describe('serverSchema', () => {
+  it('offers no model settings when the server has no model', () => {
+    const shown = serverSchema(
+      schema,
+      server({ model: null, allowed_models: [], trial_available: false })
+    );
+    const keys = Object.keys(shown.properties!);
+    for (const key of [
+      'model',
+      'votes',
+      'structural',
+      'representation',
+      'value',
+      'docs',
+      'trial'
+    ]) {
+      expect(keys).not.toContain(key);
     }
-    expect(defaults).toEqual(DEFAULT_SETTINGS);
-    expect(schema.additionalProperties).toBe(false);
+    expect(keys).toEqual(
+      expect.arrayContaining(['autoCheck', 'delay', 'guard', 'maxColumns'])
+    );
+    // A value the user set earlier stays valid in their file.
+    expect(shown.additionalProperties).toBe(true);
+    // The schema as written is untouched.
+    expect(Object.keys(schema.properties!)).toContain('model');
+  });
+
+  it('names the allowed models and the server defaults', () => {
+    const shown = serverSchema(
+      schema,
+      server({ allowed_models: ['openai/a', 'openai/b'], auto_check: false })
+    );
+    expect(shown.properties!.model.description).toContain(
+      'This server allows: openai/a, openai/b'
+    );
+    expect(shown.properties!.trial.description).toContain('when I ask');
+    expect(shown.properties!.autoCheck.description).toContain(
+      "server's setting applies: off"
+    );
+    expect(shown.additionalProperties).toBe(false);
+  });
+
+  it('hides the trial setting where the server cannot or will not run trials', () => {
+    expect(
+      serverSchema(schema, server({ trial_available: false })).properties!.trial
+    ).toBeUndefined();
+    expect(
+      serverSchema(schema, server({ trial: 'off' })).properties!.trial
+    ).toBeUndefined();
+  });
+
+  it('leaves the schema alone without a server answer', () => {
+    expect(serverSchema(schema, null)).toBe(schema);
   });
 });
 
-describe('CraneSettings auto-check', () => {
-  const server = (autoCheck: boolean): IServerConfig => ({
-    model: null,
-    allowed_models: [],
-    categories: 'SRV',
-    votes: 1,
-    temperature: 0,
-    auto_check: autoCheck,
-    docs: false,
-    key_configured: false
-  });
+describe('CraneSettings', () => {
   const loaded = (user: Record<string, unknown>) =>
     ({
-      composite: { ...DEFAULT_SETTINGS, ...user },
+      composite: { ...defaultsOf(schema), ...user },
       user,
       changed: { connect: () => true, disconnect: () => true }
     }) as unknown as ISettingRegistry.ISettings;
 
-  it("follows the server's default until the user chooses", () => {
-    const settings = new CraneSettings();
+  it("follows the server's auto-check default until the user chooses", () => {
+    const settings = new CraneSettings(schema);
     settings.attach(loaded({}));
     expect(settings.current.autoCheck).toBe(true);
-    settings.server = server(false);
+    settings.server = server({ auto_check: false });
     expect(settings.current.autoCheck).toBe(false);
     settings.attach(loaded({ autoCheck: true }));
     expect(settings.current.autoCheck).toBe(true);
   });
 
   it("keeps the user's explicit choice against the server", () => {
-    const settings = new CraneSettings();
+    const settings = new CraneSettings(schema);
     let changes = 0;
     settings.changed.connect(() => changes++);
     settings.attach(loaded({ autoCheck: false }));
-    settings.server = server(true);
+    settings.server = server({ auto_check: true });
     expect(settings.current.autoCheck).toBe(false);
     expect(changes).toBe(2);
+  });
+
+  it("follows the server's trial mode until the user chooses; off where trials cannot run", () => {
+    const settings = new CraneSettings(schema);
+    settings.attach(loaded({}));
+    settings.server = server({ trial: 'auto' });
+    expect(settings.trialMode).toBe('auto');
+    settings.attach(loaded({ trial: 'on-demand' }));
+    expect(settings.trialMode).toBe('on-demand');
+    settings.server = server({
+      trial_available: false,
+      trial_unavailable_reason: 'no OS sandbox (Landlock) on this kernel'
+    });
+    expect(settings.trialMode).toBe('off');
+  });
+
+  it('knows whether a model may be asked', () => {
+    const settings = new CraneSettings(schema);
+    settings.server = server({ model: null, allowed_models: [] });
+    expect(settings.hasModel).toBe(false);
+    settings.server = server();
+    expect(settings.hasModel).toBe(true);
   });
 });

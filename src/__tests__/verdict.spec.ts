@@ -1,50 +1,26 @@
-import type {
-  IAnalyzeResult,
-  ICheckRecord,
-  ICraneSettings,
-  IRuntime,
-  IServerConfig,
-  IVerdict
-} from '../tokens';
+import schema from '../../schema/plugin.json';
+import type { ISettingRegistry } from '@jupyterlab/settingregistry';
+
+import type { IAnalyzeResult } from '../api';
+import { defaultsOf } from '../settings';
+import type { ICheckRecord, ICraneSettings, IServerConfig } from '../tokens';
 import {
-  badgeView,
   categoriesOf,
-  formatValue,
-  groupFacts,
-  isFreshCrash,
+  cellView,
+  isFreshWarning,
   isStale,
-  oneLine,
   pushHistory,
-  requestPlan,
-  voteSplit
+  requestPlan
 } from '../verdict';
-import { DEFAULT_SETTINGS } from '../settings';
+import {
+  checksCrash,
+  modelCrash,
+  modelNoCrash,
+  noModelCrash,
+  noModelNoCrash
+} from './fixtures';
 
-function verdict(detection: boolean, reasoning = 'because'): IVerdict {
-  return {
-    detection,
-    reasoning,
-    source: 'llm',
-    votes: [detection],
-    findings: []
-  };
-}
-
-function result(
-  status: IAnalyzeResult['status'],
-  v: IVerdict | null
-): IAnalyzeResult {
-  return {
-    status,
-    verdict: v,
-    runtime: null,
-    runtime_text: '',
-    executed_cells: 2,
-    model: 'openai/stub',
-    timing: { extraction_ms: 10, llm_ms: 20, total_ms: 35 },
-    tokens: { prompt: 100, completion: 20 }
-  };
-}
+const DEFAULTS = defaultsOf(schema as unknown as ISettingRegistry.ISchema);
 
 function record(partial: Partial<ICheckRecord> = {}): ICheckRecord {
   return {
@@ -58,105 +34,86 @@ function record(partial: Partial<ICheckRecord> = {}): ICheckRecord {
   };
 }
 
-describe('badgeView', () => {
+const done = (result: IAnalyzeResult) => record({ result });
+
+describe('cellView', () => {
+  const src = "df['Agee']";
+
   it('shows nothing before the first check', () => {
-    expect(badgeView(undefined, 'x', 0)).toEqual({
+    expect(cellView(undefined, 'x', 0)).toEqual({
       state: 'none',
       stale: false
     });
   });
 
-  it('maps the answer to a state', () => {
-    const src = "df['Agee']";
-    expect(badgeView(record({ phase: 'checking' }), src, 3).state).toBe(
+  it('maps answers to the three levels and the check states', () => {
+    expect(cellView(record({ phase: 'checking' }), src, 3).state).toBe(
       'checking'
     );
+    expect(cellView(done(checksCrash), src, 3).state).toBe('will-crash');
+    expect(cellView(done(noModelCrash), src, 3).state).toBe('will-crash');
+    expect(cellView(done(modelCrash), src, 3).state).toBe('may-crash');
+    expect(cellView(done(modelNoCrash), src, 3).state).toBe('no-crash');
+    expect(cellView(done(noModelNoCrash), src, 3).state).toBe('no-crash');
+    const failed: IAnalyzeResult = {
+      ...modelNoCrash,
+      status: 'llm_error',
+      verdict: null
+    };
+    expect(cellView(done(failed), src, 3).state).toBe('error');
     expect(
-      badgeView(record({ result: result('ok', verdict(true)) }), src, 3).state
-    ).toBe('crash');
-    expect(
-      badgeView(record({ result: result('ok', verdict(false)) }), src, 3).state
-    ).toBe('ok');
-    expect(
-      badgeView(record({ result: result('llm_error', null) }), src, 3).state
+      cellView(record({ phase: 'failed', error: 'HTTP 500' }), src, 3).state
     ).toBe('error');
-    expect(
-      badgeView(record({ result: result('llm_error', verdict(false)) }), src, 3)
-        .state
-    ).toBe('error');
-    // A certain crash found by the checks still counts when the model failed.
-    expect(
-      badgeView(record({ result: result('llm_error', verdict(true)) }), src, 3)
-        .state
-    ).toBe('crash');
-    expect(
-      badgeView(record({ result: result('no_model', verdict(false)) }), src, 3)
-        .state
-    ).toBe('limited');
-    expect(
-      badgeView(record({ result: result('no_model', verdict(true)) }), src, 3)
-        .state
-    ).toBe('crash');
-    expect(
-      badgeView(record({ phase: 'failed', error: 'HTTP 500' }), src, 3).state
-    ).toBe('error');
-    expect(badgeView(record({ phase: 'busy' }), src, 3).state).toBe('busy');
+    expect(cellView(record({ phase: 'busy' }), src, 3).state).toBe('busy');
   });
 
   it('marks a verdict stale when the text or the kernel epoch changed', () => {
-    const r = record({ result: result('ok', verdict(true)) });
-    expect(badgeView(r, "df['Agee']", 3).stale).toBe(false);
-    expect(badgeView(r, "df['Age']", 3)).toEqual({
-      state: 'crash',
+    const r = done(checksCrash);
+    expect(cellView(r, src, 3).stale).toBe(false);
+    expect(cellView(r, "df['Age']", 3)).toEqual({
+      state: 'will-crash',
       stale: true
     });
-    expect(badgeView(r, "df['Agee']", 4)).toEqual({
-      state: 'crash',
-      stale: true
-    });
+    expect(cellView(r, src, 4).stale).toBe(true);
     // A check in flight is never shown as stale: its answer is what matters.
-    expect(badgeView(record({ phase: 'checking' }), 'other', 9).stale).toBe(
+    expect(cellView(record({ phase: 'checking' }), 'other', 9).stale).toBe(
       false
     );
   });
+
+  it('shows a run outcome for the text that ran, even after the run outdated the kernel', () => {
+    const run = { ename: 'KeyError', evalue: "'Agee'", at: 5 };
+    const confirmed = record({
+      result: checksCrash,
+      run: { ...run, kind: 'confirmed' }
+    });
+    expect(cellView(confirmed, src, 7)).toEqual({
+      state: 'confirmed',
+      stale: false
+    });
+    const missed = record({
+      result: modelNoCrash,
+      run: { ...run, kind: 'missed' }
+    });
+    expect(cellView(missed, src, 7).state).toBe('missed');
+    // Edited since: back to the (outdated) verdict.
+    expect(cellView(confirmed, "df['Age']", 7)).toEqual({
+      state: 'will-crash',
+      stale: true
+    });
+  });
 });
 
-describe('isStale / isFreshCrash', () => {
-  it('only a crash for the current text and epoch is fresh', () => {
-    const crash = record({ result: result('ok', verdict(true)) });
+describe('isStale / isFreshWarning', () => {
+  it('only a warning for the current text and epoch is fresh', () => {
+    const crash = done(checksCrash);
     expect(isStale(crash, "df['Agee']", 3)).toBe(false);
-    expect(isFreshCrash(crash, "df['Agee']", 3)).toBe(true);
-    expect(isFreshCrash(crash, "df['Agee'] ", 3)).toBe(false);
-    expect(isFreshCrash(crash, "df['Agee']", 4)).toBe(false);
-    expect(
-      isFreshCrash(
-        record({ result: result('ok', verdict(false)) }),
-        "df['Agee']",
-        3
-      )
-    ).toBe(false);
-    expect(isFreshCrash(undefined, '', 0)).toBe(false);
-  });
-});
-
-describe('oneLine', () => {
-  it('keeps the first sentence', () => {
-    expect(
-      oneLine("KeyError: 'Agee' is not a column. The frame has Age.")
-    ).toBe("KeyError: 'Agee' is not a column.");
-  });
-
-  it('flattens whitespace and bounds the length', () => {
-    expect(oneLine('a\n  b')).toBe('a b');
-    const long = oneLine('x'.repeat(300), 50);
-    expect(long).toHaveLength(50);
-    expect(long.endsWith('…')).toBe(true);
-  });
-
-  it('does not cut at a dot inside a token', () => {
-    expect(oneLine('np.mean fails on strings')).toBe(
-      'np.mean fails on strings'
-    );
+    expect(isFreshWarning(crash, "df['Agee']", 3)).toBe(true);
+    expect(isFreshWarning(done(modelCrash), "df['Agee']", 3)).toBe(true);
+    expect(isFreshWarning(crash, "df['Agee'] ", 3)).toBe(false);
+    expect(isFreshWarning(crash, "df['Agee']", 4)).toBe(false);
+    expect(isFreshWarning(done(modelNoCrash), "df['Agee']", 3)).toBe(false);
+    expect(isFreshWarning(undefined, '', 0)).toBe(false);
   });
 });
 
@@ -169,10 +126,14 @@ describe('requestPlan', () => {
     temperature: 0,
     auto_check: true,
     docs: false,
-    key_configured: true
+    key_configured: true,
+    missing_env: [],
+    trial: 'on-demand',
+    trial_available: true,
+    trial_unavailable_reason: null
   };
   const settings = (over: Partial<ICraneSettings> = {}): ICraneSettings => ({
-    ...DEFAULT_SETTINGS,
+    ...DEFAULTS,
     ...over
   });
 
@@ -209,12 +170,35 @@ describe('requestPlan', () => {
     );
     expect(refused.settings.model).toBeUndefined();
     expect(refused.refusedModel).toBe('openai/z');
-  });
-
-  it('sends the model when the server configuration is unknown', () => {
     expect(
       requestPlan(settings({ model: 'x/y' }), new Set(), null).settings.model
     ).toBe('x/y');
+  });
+
+  it('asks for a trial run on command, with every check in "automatically", never when off', () => {
+    const explicit = new Set(['trial'] as const);
+    expect(
+      requestPlan(settings(), new Set(), config, true).settings.trial
+    ).toBe(true);
+    // Left alone, the server's mode decides.
+    expect(
+      requestPlan(settings(), new Set(), config).settings.trial
+    ).toBeUndefined();
+    expect(
+      requestPlan(settings({ trial: 'auto' }), explicit, config).settings.trial
+    ).toBe(true);
+    expect(
+      requestPlan(settings({ trial: 'on-demand' }), explicit, config).settings
+        .trial
+    ).toBe(false);
+    expect(
+      requestPlan(settings({ trial: 'off' }), explicit, config).settings.trial
+    ).toBe(false);
+    // A server that cannot run trials is not asked for one.
+    const unable = { ...config, trial_available: false };
+    expect(
+      requestPlan(settings({ trial: 'auto' }), explicit, unable).settings.trial
+    ).toBeUndefined();
   });
 
   it('can switch every category off', () => {
@@ -238,88 +222,8 @@ describe('categoriesOf', () => {
   });
 });
 
-describe('groupFacts', () => {
-  const runtime: IRuntime = {
-    undefined: ['clean_text'],
-    syntax_error: null,
-    objects: [
-      {
-        expr: 'df',
-        type: 'pandas.DataFrame',
-        facts: [
-          { cat: 'S', key: 'shape', value: [891, 12] },
-          { cat: 'R', key: 'columns', value: ['Age', 'Fare'] }
-        ],
-        children: [
-          {
-            expr: "df['Age']",
-            type: 'pandas.Series',
-            facts: [
-              { cat: 'R', key: 'dtype', value: 'float64' },
-              { cat: 'V', key: 'nan', value: 177 }
-            ],
-            children: [
-              {
-                expr: 'deep',
-                type: 'int',
-                facts: [{ cat: 'V', key: 'v', value: 1 }]
-              }
-            ]
-          }
-        ]
-      },
-      { expr: "df['Agee']", type: 'pandas.Series', facts: [], missing: true }
-    ]
-  };
-
-  it('groups facts by category and collects the notes', () => {
-    const groups = groupFacts(runtime);
-    expect(groups.S).toEqual([{ expr: 'df', key: 'shape', value: '[891,12]' }]);
-    expect(groups.R.map(r => r.key)).toEqual(['columns', 'dtype']);
-    expect(groups.V).toEqual([{ expr: "df['Age']", key: 'nan', value: '177' }]);
-    expect(groups.notes).toEqual([
-      "df['Agee']: missing",
-      'clean_text: undefined'
-    ]);
-  });
-
-  it('keeps only the categories that were sent', () => {
-    const groups = groupFacts(runtime, 'SR');
-    expect(groups.V).toEqual([]);
-    expect(groups.S).toHaveLength(1);
-  });
-
-  it('walks children to the given depth', () => {
-    expect(groupFacts(runtime, 'V', 3).V.map(r => r.expr)).toEqual([
-      "df['Age']",
-      'deep'
-    ]);
-  });
-
-  it('copes with no runtime and with a syntax error', () => {
-    expect(groupFacts(null)).toEqual({ S: [], R: [], V: [], notes: [] });
-    const groups = groupFacts({
-      syntax_error: { line: 2, col: 1, msg: 'invalid syntax' }
-    });
-    expect(groups.notes).toEqual(['syntax error, line 2: invalid syntax']);
-  });
-});
-
-describe('formatValue / voteSplit', () => {
-  it('renders compact, bounded values', () => {
-    expect(formatValue('abc')).toBe('abc');
-    expect(formatValue({ a: [1, null] })).toBe('{"a":[1,null]}');
-    expect(formatValue('y'.repeat(200), 10)).toHaveLength(10);
-  });
-
-  it('counts the votes for a crash', () => {
-    expect(voteSplit([true, false, true])).toEqual([2, 3]);
-    expect(voteSplit([])).toBeNull();
-  });
-});
-
 describe('pushHistory', () => {
-  it('keeps the newest first, bounded, and replaces a re-check of the same text', () => {
+  it('keeps the newest first, bounded, and replaces an entry for the same text', () => {
     let history: ICheckRecord[] = [];
     history = pushHistory(
       history,

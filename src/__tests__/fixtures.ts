@@ -1,0 +1,94 @@
+/**
+ * Server answers for the unit tests. The first ones were RECORDED from a real jupyter_server with the
+ * crane extension, a real kernel and the UI tests' stub model (ui-tests/crane_stub.py), for cells
+ * run on this state (recorded.json):
+ *
+ *   df = pd.DataFrame({'Age': [22.0, 38.0, None, 35.0], 'Fare': [7.25, 71.3, 8.05, 53.1],
+ *                      'Survived': [0, 1, 1, 1]})
+ *   X = df[['Fare']]; rf = RandomForestClassifier(n_estimators=5)
+ *
+ * The trial-run answers follow the contract of crane_jupyterlab/api.py (TrialOutcome), written by
+ * hand until the server side of trial runs exists.
+ */
+import type { IAnalyzeResult, ITrialOutcome } from '../api';
+import recorded from './recorded.json';
+
+/** `df['Agee'].mean()`, a model configured: the checks decide, certain. */
+export const checksCrash = recorded.checksCrash as unknown as IAnalyzeResult;
+
+/** `rf.predict(X)`: the checks find the unfitted estimator. */
+export const unfitted = recorded.unfitted as unknown as IAnalyzeResult;
+
+/** `df['Age'].mean(\nprint(1`: a syntax error. */
+export const syntaxError = recorded.syntaxError as unknown as IAnalyzeResult;
+
+/** `df['Age'].mean()`: the model finds no crash. */
+export const modelNoCrash = recorded.modelNoCrash as unknown as IAnalyzeResult;
+
+/** A function of the cell reads `df['Agee']`: the checks cannot be sure, the model predicts a crash. */
+export const modelCrash = recorded.modelCrash as unknown as IAnalyzeResult;
+
+/** `df['Age'].mean()` without a model: no certain crash. */
+export const noModelNoCrash =
+  recorded.noModelNoCrash as unknown as IAnalyzeResult;
+
+/** `df['Agee'].mean()` without a model: the checks decide. */
+export const noModelCrash = recorded.noModelCrash as unknown as IAnalyzeResult;
+
+/** A trial run of `df['Agee'].mean()` (line 2 of the cell) crashed: observed, certain. */
+export const observedCrash: IAnalyzeResult = {
+  ...checksCrash,
+  verdict: {
+    ...checksCrash.verdict!,
+    reasoning: "KeyError: 'Agee' (line 2), observed in a trial run.",
+    source: 'trial',
+    findings: []
+  },
+  trial: {
+    status: 'crashed',
+    exception: 'KeyError',
+    message: "'Agee'",
+    line: 2,
+    frames: [{ line: 2, text: "total = df['Agee'].mean()" }],
+    elapsed_ms: 12.5,
+    sandbox: 'landlock+seccomp+netns',
+    reason: null,
+    extra_memory_mb: 3.5
+  }
+};
+
+/** A trial run outcome other than a crash. */
+export function trialOutcome(
+  status: ITrialOutcome['status'],
+  reason: string | null
+): ITrialOutcome {
+  return {
+    status,
+    exception: null,
+    message: null,
+    line: null,
+    frames: [],
+    elapsed_ms: status === 'unavailable' ? null : 5000,
+    sandbox: status === 'unavailable' ? null : 'landlock+seccomp+netns',
+    reason,
+    extra_memory_mb: status === 'unavailable' ? null : 2
+  };
+}
+
+/** The trial was stopped by the sandbox (the cell writes a file): the model decided instead. */
+export const blockedTrial: IAnalyzeResult = {
+  ...modelNoCrash,
+  trial: trialOutcome('blocked', 'writing /home/user/out.csv was refused')
+};
+
+/** The trial ran to its end: no crash, observed. */
+export const finishedTrial: IAnalyzeResult = {
+  ...modelNoCrash,
+  verdict: {
+    ...modelNoCrash.verdict!,
+    source: 'trial',
+    reasoning: 'The cell ran to its end in a trial run.',
+    votes: []
+  },
+  trial: { ...trialOutcome('finished', null), elapsed_ms: 41 }
+};

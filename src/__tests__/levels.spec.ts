@@ -1,0 +1,241 @@
+import { nullTranslator } from '@jupyterlab/translation';
+
+import type { IAnalyzeResult } from '../api';
+import {
+  absentNames,
+  assess,
+  basisLabel,
+  describeCell,
+  firstSentence,
+  levelOf,
+  plain,
+  stateLabel,
+  trialFallbackText
+} from '../levels';
+import type { ICheckRecord } from '../tokens';
+import {
+  blockedTrial,
+  checksCrash,
+  finishedTrial,
+  modelCrash,
+  modelNoCrash,
+  noModelCrash,
+  noModelNoCrash,
+  observedCrash,
+  syntaxError,
+  trialOutcome,
+  unfitted
+} from './fixtures';
+
+const trans = nullTranslator.load('crane_jupyterlab');
+
+function done(result: IAnalyzeResult, extra: Partial<ICheckRecord> = {}) {
+  return {
+    cellId: 'c',
+    source: 'x',
+    epoch: 1,
+    phase: 'done' as const,
+    startedAt: 0,
+    sent: {},
+    result,
+    ...extra
+  };
+}
+
+describe('level mapping', () => {
+  it('makes certain sources "will crash" and the model\'s "may crash"', () => {
+    expect(levelOf({ detection: true, source: 'trial' })).toBe('will-crash');
+    expect(levelOf({ detection: true, source: 'syntax' })).toBe('will-crash');
+    expect(levelOf({ detection: true, source: 'checks' })).toBe('will-crash');
+    expect(levelOf({ detection: true, source: 'llm' })).toBe('may-crash');
+    for (const source of ['trial', 'syntax', 'checks', 'llm'] as const) {
+      expect(levelOf({ detection: false, source })).toBe('no-crash');
+    }
+  });
+
+  it('reads every recorded answer to the level a user should see', () => {
+    const levels = [
+      checksCrash,
+      unfitted,
+      syntaxError,
+      noModelCrash,
+      observedCrash,
+      modelCrash,
+      modelNoCrash,
+      noModelNoCrash,
+      finishedTrial,
+      blockedTrial
+    ].map(r => assess(r)?.level);
+    expect(levels).toEqual([
+      'will-crash',
+      'will-crash',
+      'will-crash',
+      'will-crash',
+      'will-crash',
+      'may-crash',
+      'no-crash',
+      'no-crash',
+      'no-crash',
+      'no-crash'
+    ]);
+  });
+
+  it('has no verdict when the model failed and nothing was certain', () => {
+    expect(
+      assess({
+        ...modelNoCrash,
+        status: 'llm_error',
+        verdict: null,
+        error: { kind: 'timeout', message: 'no answer within 60 s' }
+      })
+    ).toBeNull();
+  });
+});
+
+describe('assess', () => {
+  it("takes a check's cause and line from its finding", () => {
+    const a = assess(checksCrash)!;
+    expect(a.basis).toBe('checks');
+    expect(a.cause).toBe("KeyError: df has no column 'Agee' (line 1).");
+    expect(a.line).toBe(1);
+    expect(a.votes).toBeNull();
+  });
+
+  it('shows an observed crash as the real exception, message and line', () => {
+    const a = assess(observedCrash)!;
+    expect(a.basis).toBe('trial');
+    expect(a.cause).toBe("KeyError: 'Agee'");
+    expect(a.line).toBe(2);
+    expect(basisLabel(trans, a)).toBe('observed in a trial run');
+  });
+
+  it("gives a prediction's vote split", () => {
+    const voted: IAnalyzeResult = {
+      ...modelCrash,
+      verdict: { ...modelCrash.verdict!, votes: [true, false, true] }
+    };
+    const a = assess(voted)!;
+    expect(a.votes).toEqual([2, 3]);
+    expect(basisLabel(trans, a)).toBe("the model's prediction, 2 of 3 votes");
+    expect(basisLabel(trans, assess(modelCrash)!)).toBe(
+      "the model's prediction"
+    );
+    expect(a.cause).toBe(
+      'The target cell reads something the kernel does not have, so it raises a KeyError.'
+    );
+  });
+
+  it('says what was tried before "no crash found"', () => {
+    expect(basisLabel(trans, assess(noModelNoCrash)!)).toBe(
+      'tried: the deterministic checks'
+    );
+    expect(basisLabel(trans, assess(modelNoCrash)!)).toBe(
+      'tried: the deterministic checks and the model'
+    );
+    expect(basisLabel(trans, assess(finishedTrial)!)).toBe(
+      'tried: a trial run (it ran without error) and the deterministic checks'
+    );
+  });
+
+  it('says why an inconclusive trial did not decide, and what did instead', () => {
+    const a = assess(blockedTrial)!;
+    expect(a.trialFallback?.status).toBe('blocked');
+    expect(trialFallbackText(trans, a.trialFallback!, a.basis)).toBe(
+      'The trial run stopped by the sandbox: writing /home/user/out.csv was refused. ' +
+        'The verdict falls back to the checks and the model.'
+    );
+    const timedOut: IAnalyzeResult = {
+      ...noModelNoCrash,
+      trial: trialOutcome('timed_out', null)
+    };
+    expect(
+      trialFallbackText(trans, assess(timedOut)!.trialFallback!, 'checks')
+    ).toBe(
+      'The trial run timed out. The verdict falls back to the deterministic checks.'
+    );
+    // A crash or a finished run is not a fallback.
+    expect(assess(observedCrash)!.trialFallback).toBeNull();
+    expect(assess(finishedTrial)!.trialFallback).toBeNull();
+  });
+
+  it('never hides a name the kernel lacks behind "no crash found"', () => {
+    const withMissing: IAnalyzeResult = {
+      ...noModelNoCrash,
+      runtime: {
+        undefined: ['clean_text'],
+        objects: [
+          {
+            expr: 'df',
+            type: 'pandas.DataFrame',
+            facts: [],
+            children: [{ expr: "df['x']", type: '', facts: [], missing: true }]
+          }
+        ]
+      }
+    };
+    expect(absentNames(withMissing)).toEqual(['clean_text', "df['x']"]);
+    expect(assess(withMissing)!.notes).toEqual(['clean_text', "df['x']"]);
+    expect(assess(noModelNoCrash)!.notes).toEqual([]);
+  });
+});
+
+describe('describe', () => {
+  it('writes each state the same way for every view', () => {
+    const d = describeCell(
+      trans,
+      { state: 'will-crash', stale: false },
+      done(noModelCrash)
+    );
+    expect(d.label).toBe('Will crash');
+    expect(d.basis).toBe('certain: deterministic check (no model configured)');
+    expect(d.cause).toBe("KeyError: df has no column 'Agee' (line 1).");
+    expect(
+      describeCell(
+        trans,
+        { state: 'will-crash', stale: false },
+        done(syntaxError)
+      ).basis
+    ).toBe('certain: syntax error');
+  });
+
+  it('describes a confirmed and a missed crash by the real exception', () => {
+    const run = { ename: 'KeyError', evalue: "'Agee'", at: 1 };
+    const confirmed = describeCell(
+      trans,
+      { state: 'confirmed', stale: false },
+      done(checksCrash, { run: { ...run, kind: 'confirmed' } })
+    );
+    expect(confirmed.label).toBe('Crashed as warned');
+    expect(confirmed.cause).toBe("KeyError: 'Agee'");
+    const missed = describeCell(
+      trans,
+      { state: 'missed', stale: false },
+      done(modelNoCrash, {
+        run: { kind: 'missed', ename: 'KeyError', evalue: '10', at: 1 }
+      })
+    );
+    expect(missed.label).toBe('Crashed without a warning');
+    expect(missed.basis).toBe('the check had found no crash');
+  });
+
+  it('names every state', () => {
+    expect(stateLabel(trans, 'may-crash')).toBe('May crash');
+    expect(stateLabel(trans, 'no-crash')).toBe('No crash found');
+    expect(stateLabel(trans, 'busy')).toContain('idle');
+  });
+});
+
+describe('text helpers', () => {
+  it('drops code marks and keeps the first sentence', () => {
+    expect(plain('`rf` is not fitted')).toBe('rf is not fitted');
+    expect(
+      firstSentence("KeyError: 'Agee' is not a column. The frame has Age.")
+    ).toBe("KeyError: 'Agee' is not a column.");
+    expect(firstSentence('np.mean fails on strings')).toBe(
+      'np.mean fails on strings'
+    );
+    const long = firstSentence('x'.repeat(300), 50);
+    expect(long).toHaveLength(50);
+    expect(long.endsWith('…')).toBe(true);
+  });
+});

@@ -1,0 +1,295 @@
+import type { INotebookTracker } from '@jupyterlab/notebook';
+import type { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { nullTranslator } from '@jupyterlab/translation';
+import { ReactWidget } from '@jupyterlab/ui-components';
+import { Signal } from '@lumino/signaling';
+import { Widget } from '@lumino/widgets';
+import React from 'react';
+
+import schemaJSON from '../../schema/plugin.json';
+import type { IAnalyzeResult } from '../api';
+import { Diagnosis, formatDuration } from '../diagnosis';
+import { CellChecks } from '../model';
+import { CraneSettings } from '../settings';
+import { ADDING_A_MODEL_URL, CraneSidebar, SidebarModel } from '../sidebar';
+import { SessionStats } from '../stats';
+import type { ICheckRecord, IServerConfig } from '../tokens';
+import { cellView } from '../verdict';
+import type { CraneWatcher, NotebookWatcher } from '../watcher';
+import {
+  blockedTrial,
+  checksCrash,
+  modelCrash,
+  noModelCrash,
+  observedCrash
+} from './fixtures';
+
+const trans = nullTranslator.load('crane_jupyterlab');
+const schema = schemaJSON as unknown as ISettingRegistry.ISchema;
+
+function server(over: Partial<IServerConfig>): IServerConfig {
+  return {
+    model: 'openai/a',
+    allowed_models: ['openai/a'],
+    categories: 'SRV',
+    votes: 1,
+    temperature: 0,
+    auto_check: true,
+    docs: false,
+    key_configured: true,
+    missing_env: [],
+    trial: 'off',
+    trial_available: false,
+    trial_unavailable_reason: null,
+    ...over
+  };
+}
+
+const settle = () => new Promise(resolve => setTimeout(resolve, 50));
+
+/** A notebook tracker with one notebook open, whose watcher is `watcher`. */
+function trackerOf(current: unknown): INotebookTracker {
+  const owner = {};
+  return {
+    currentWidget: current,
+    currentChanged: new Signal(owner),
+    activeCellChanged: new Signal(owner)
+  } as unknown as INotebookTracker;
+}
+
+async function sidebarWith(
+  settings: CraneSettings,
+  watcher?: Partial<NotebookWatcher>
+): Promise<CraneSidebar> {
+  const watchers = {
+    watcherFor: () => watcher
+  } as unknown as CraneWatcher;
+  const sidebar = new CraneSidebar(
+    new SidebarModel(trackerOf(watcher ? {} : null), watchers, settings),
+    trans
+  );
+  Widget.attach(sidebar, document.body);
+  sidebar.update();
+  await settle();
+  return sidebar;
+}
+
+function record(result: IAnalyzeResult, source: string): ICheckRecord {
+  return {
+    cellId: 'c',
+    source,
+    epoch: 0,
+    phase: 'done',
+    startedAt: 0,
+    sent: {},
+    result
+  };
+}
+
+/** Render the diagnosis of `result` for a cell of `source`. */
+async function diagnosis(
+  result: IAnalyzeResult,
+  source = "df['Agee'].mean()"
+): Promise<{ node: HTMLElement; dispose: () => void }> {
+  const r = record(result, source);
+  const widget = ReactWidget.create(
+    <Diagnosis
+      trans={trans}
+      record={r}
+      view={cellView(r, source, 0)}
+      source={source}
+      serverCategories="SRV"
+    />
+  );
+  Widget.attach(widget, document.body);
+  widget.update();
+  await settle();
+  return { node: widget.node, dispose: () => widget.dispose() };
+}
+
+function texts(node: HTMLElement, selector: string): string[] {
+  return [...node.querySelectorAll(selector)].map(e => e.textContent ?? '');
+}
+
+describe('the diagnosis', () => {
+  it('leads with the cause, its line, and the facts the check used', async () => {
+    const { node, dispose } = await diagnosis(checksCrash);
+    const sections = [...node.children].map(e => e.className);
+    expect(sections.slice(0, 3)).toEqual([
+      'jp-Crane-cause',
+      'jp-Crane-runtime',
+      'jp-Crane-details'
+    ]);
+    expect(texts(node, '.jp-Crane-cause-text')).toEqual([
+      "KeyError: df has no column 'Agee' (line 1)."
+    ]);
+    expect(texts(node, '.jp-Crane-cause-line')).toEqual([
+      "Line 1: df['Agee'].mean()"
+    ]);
+    expect(texts(node, '.jp-Crane-decisive li')).toEqual([
+      "df['Agee'] does not exist",
+      "df.columns = ['Age', 'Fare', 'Survived']"
+    ]);
+    // Then the facts by object: the decisive ones first and highlighted, their object open.
+    const first = node.querySelector('.jp-Crane-object')!;
+    expect(first.hasAttribute('open')).toBe(true);
+    expect(texts(first as HTMLElement, 'li').slice(0, 2)).toEqual([
+      'columns: ["Age","Fare","Survived"]',
+      "df['Agee'] does not exist"
+    ]);
+    const decisive = [...first.querySelectorAll('li')].map(li =>
+      li.classList.contains('jp-mod-decisive')
+    );
+    expect(decisive.slice(0, 3)).toEqual([true, true, false]);
+    expect(decisive.filter(Boolean)).toHaveLength(2);
+    dispose();
+  });
+
+  it('shows the details that mean something: no model, tokens or votes when the checks decided', async () => {
+    const { node, dispose } = await diagnosis(noModelCrash);
+    const rows = texts(node, '.jp-Crane-details th');
+    expect(rows).toEqual(['Time']);
+    expect(node.textContent).not.toContain('Tokens');
+    dispose();
+  });
+
+  it('names the model, its tokens and the facts sent when the model decided', async () => {
+    const { node, dispose } = await diagnosis(modelCrash);
+    expect(texts(node, '.jp-Crane-details th')).toEqual([
+      'Model',
+      'Time',
+      'Tokens',
+      'Sent'
+    ]);
+    expect(texts(node, '.jp-Crane-cause-text')).toEqual([
+      'The target cell reads something the kernel does not have, so it raises a KeyError.'
+    ]);
+    // The facts its reasoning names are the decisive ones.
+    expect(texts(node, '.jp-Crane-decisive li')[0]).toBe(
+      "df['Agee'] does not exist"
+    );
+    // The rest of the reasoning is one click away, not repeated.
+    expect(node.querySelector('.jp-Crane-reasoning')).not.toBeNull();
+    dispose();
+  });
+
+  it('shows an observed crash: outcome, exception and line, time, sandbox, frames', async () => {
+    const { node, dispose } = await diagnosis(
+      observedCrash,
+      "x = 1\ntotal = df['Agee'].mean()"
+    );
+    expect(texts(node, '.jp-Crane-cause-text')).toEqual(["KeyError: 'Agee'"]);
+    expect(texts(node, '.jp-Crane-cause-line')).toEqual([
+      "Line 2: total = df['Agee'].mean()"
+    ]);
+    const trial = node.querySelector('.jp-Crane-trial')!;
+    expect(texts(trial as HTMLElement, 'tr')).toEqual([
+      'Outcomecrashed',
+      "ExceptionKeyError: 'Agee' (line 2)",
+      'Ran for13 ms',
+      'Extra memory3.5 MB',
+      'Sandboxlandlock+seccomp+netns'
+    ]);
+    expect(texts(trial as HTMLElement, '.jp-Crane-frames li')).toEqual([
+      "line 2: total = df['Agee'].mean()"
+    ]);
+    dispose();
+  });
+
+  it('says why a blocked trial did not decide and what decided instead', async () => {
+    const { node, dispose } = await diagnosis(blockedTrial);
+    const trial = node.querySelector('.jp-Crane-trial')!;
+    expect(trial.textContent).toContain('stopped by the sandbox');
+    expect(trial.textContent).toContain(
+      'writing /home/user/out.csv was refused'
+    );
+    expect(texts(trial as HTMLElement, '.jp-Crane-trial-fallback')).toEqual([
+      'The trial run stopped by the sandbox: writing /home/user/out.csv was refused. ' +
+        'The verdict falls back to the checks and the model.'
+    ]);
+    dispose();
+  });
+});
+
+describe('CraneSidebar', () => {
+  it('says once, briefly, that there is no model, and links to how to add one', async () => {
+    const settings = new CraneSettings(schema);
+    settings.server = server({ model: null, allowed_models: [] });
+    const sidebar = await sidebarWith(settings);
+    const notices = sidebar.node.querySelectorAll('.jp-Crane-notice');
+    expect(notices).toHaveLength(1);
+    expect(notices[0].textContent).toBe(
+      'No model is configured: only certain crashes are reported. Adding a model'
+    );
+    expect(notices[0].querySelector('a')!.href).toBe(ADDING_A_MODEL_URL);
+    expect(sidebar.node.textContent).toContain('Open a notebook');
+    sidebar.dispose();
+    settings.dispose();
+  });
+
+  it('reflects a model the server does not allow instead of using it', async () => {
+    const settings = new CraneSettings(schema);
+    const user = { model: 'openai/not-allowed' };
+    settings.attach({
+      composite: user,
+      user,
+      changed: new Signal({})
+    } as unknown as ISettingRegistry.ISettings);
+    settings.server = server({});
+    const sidebar = await sidebarWith(settings);
+    const text = sidebar.node.textContent ?? '';
+    expect(text).toContain(
+      'The server does not allow the model openai/not-allowed; its default is used.'
+    );
+    expect(text).not.toContain('No model is configured');
+    sidebar.dispose();
+    settings.dispose();
+  });
+
+  it("shows the notebook's session figures and history", async () => {
+    const settings = new CraneSettings(schema);
+    const stats = new SessionStats();
+    const checks = new CellChecks();
+    stats.ran('a', 'load()', 65_000, false);
+    stats.checked();
+    stats.warned('b', "df['Agee']", 'predicted');
+    stats.ran('b', "df['Age']", 10, false);
+    checks.set({
+      ...record(checksCrash, "df['Agee'].mean()\n"),
+      cellId: 'b',
+      run: { kind: 'confirmed', ename: 'KeyError', evalue: "'Agee'", at: 1 }
+    });
+    const sidebar = await sidebarWith(settings, {
+      activeCodeCell: null,
+      stats,
+      checks,
+      updated: new Signal({})
+    } as unknown as NotebookWatcher);
+    const stat = (name: string) =>
+      sidebar.node.querySelector(`[data-crane-stat="${name}"]`)?.textContent;
+    expect(stat('checks')).toBe('1');
+    expect(stat('caught')).toBe('1 (observed 0, predicted 1)');
+    expect(stat('saved')).toBe('1 min 5 s');
+    expect(sidebar.node.querySelector('.jp-Crane-help')!.textContent).toContain(
+      'restart'
+    );
+    const entry = sidebar.node.querySelector('.jp-Crane-history-entry')!;
+    expect(entry.classList.contains('jp-mod-confirmed')).toBe(true);
+    expect(entry.textContent).toContain('Crashed as warned');
+    // The whole first line of the source, not one character of it.
+    expect(entry.querySelector('code')!.textContent).toBe("df['Agee'].mean()");
+    sidebar.dispose();
+    settings.dispose();
+  });
+});
+
+describe('formatDuration', () => {
+  it('says durations the way people do', () => {
+    expect(formatDuration(0)).toBe('0 s');
+    expect(formatDuration(35.4)).toBe('35 ms');
+    expect(formatDuration(2400)).toBe('2.4 s');
+    expect(formatDuration(42_000)).toBe('42 s');
+    expect(formatDuration(185_000)).toBe('3 min 5 s');
+    expect(formatDuration(3_720_000)).toBe('1 h 2 min');
+  });
+});

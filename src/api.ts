@@ -1,0 +1,133 @@
+/*
+ * The REST contract of /crane/*, GENERATED from crane_jupyterlab/api.py by scripts/api_types.py.
+ * Do not edit: change the pydantic models, then run `python scripts/api_types.py`.
+ */
+
+/** Body of `POST /crane/analyze`. */
+export interface IAnalyzeRequest {
+  kernel_id: string;
+  source: string;
+  cell_id?: string | null;
+  settings?: IAnalyzeSettings;
+}
+
+/** A 200 answer that carries an analysis (`ok`, `llm_error`, `no_model`). */
+export interface IAnalyzeResult {
+  status: 'ok' | 'llm_error' | 'no_model';
+  verdict: IVerdict | null;
+  runtime: { [key: string]: unknown } | null;
+  runtime_text: string;
+  executed_cells: number;
+  model: string | null;
+  timing: ITiming;
+  tokens: ITokens;
+  error: IErrorInfo | null;
+  hint: string | null;
+  trial: ITrialOutcome | null;
+}
+
+/** Every answer without an analysis: superseded, busy, and the errors. */
+export interface IStatusReply {
+  status: 'superseded' | 'busy' | 'error';
+  message?: string | null;
+  field?: string | null;
+}
+
+/** Body of `GET /crane/config`: the server defaults a settings UI starts from. Never a key. */
+export interface IConfigReply {
+  model: string | null;
+  allowed_models: string[];
+  categories: string;
+  votes: number;
+  temperature: number;
+  auto_check: boolean;
+  docs: boolean;
+  key_configured: boolean;
+  missing_env: string[];
+  trial: 'off' | 'on-demand' | 'auto';
+  trial_available: boolean;
+  trial_unavailable_reason: string | null;
+}
+
+/** Per-request overrides of the server defaults. */
+export interface IAnalyzeSettings {
+  model?: string | null;
+  categories?: string | null;
+  runtime?: boolean | null;
+  docs?: boolean | null;
+  votes?: number | null;
+  temperature?: number | null;
+  max_columns?: number | null;
+  trial?: boolean | null;
+}
+
+/** The answer shown to the user and written by the benchmarks. */
+export interface IVerdict {
+  detection: boolean;
+  reasoning: string;
+  source: 'trial' | 'syntax' | 'checks' | 'llm';
+  votes: boolean[];
+  findings: IFinding[];
+  model: string | null;
+  latency_ms: number | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  cost_usd: number | null;
+  cached: boolean;
+}
+
+export interface ITiming {
+  extraction_ms: number;
+  llm_ms: number;
+  trial_ms: number;
+  total_ms: number;
+}
+
+export interface ITokens {
+  prompt: number | null;
+  completion: number | null;
+}
+
+export interface IErrorInfo {
+  kind: string;
+  message: string;
+}
+
+/**
+ * What happened when the target cell ran in a sandboxed fork of the kernel (a trial run).
+ *
+ * Only `crashed` is a crash; `finished` means the cell ran to its end. `blocked` (the sandbox refused a
+ * side effect), `timed_out`, `out_of_memory` and `unavailable` say nothing about a crash: the checks and
+ * the model decide then, and the UI says why the trial could not.
+ */
+export interface ITrialOutcome {
+  status:
+    | 'crashed'
+    | 'finished'
+    | 'blocked'
+    | 'timed_out'
+    | 'out_of_memory'
+    | 'unavailable';
+  exception: string | null;
+  message: string | null;
+  line: number | null;
+  frames: ITrialFrame[];
+  elapsed_ms: number | null;
+  sandbox: string | null;
+  reason: string | null;
+  extra_memory_mb: number | null;
+}
+
+/** A certain crash found by a deterministic check. */
+export interface IFinding {
+  rule: string;
+  message: string;
+  evidence: string[];
+  line: number | null;
+}
+
+/** One frame of an observed traceback that lies in the target cell. */
+export interface ITrialFrame {
+  line: number;
+  text: string;
+}

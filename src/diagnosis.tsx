@@ -1,0 +1,494 @@
+/**
+ * The diagnosis of one cell in the sidebar: the cause first (one sentence, the line, the decisive
+ * facts), then a trial run's outcome, then the other facts by object, then the details that mean
+ * something for this answer (model, votes, latency, tokens).
+ */
+import type { TranslationBundle } from '@jupyterlab/translation';
+import React from 'react';
+
+import type { IAnalyzeResult } from './api';
+import { stateIcon } from './badge';
+import type { IFactRow, IObjectFacts } from './facts';
+import { decisiveRows, factsOf } from './facts';
+import type { CellState, IAssessment } from './levels';
+import {
+  assess,
+  basisLabel,
+  observedCause,
+  plain,
+  runCause,
+  stateLabel,
+  trialFallbackText,
+  trialStatusLabel
+} from './levels';
+import type { ICheckRecord } from './tokens';
+import type { ICellView } from './verdict';
+
+/** What the diagnosis needs besides the record. */
+export interface IDiagnosisProps {
+  trans: TranslationBundle;
+  record: ICheckRecord | undefined;
+  view: ICellView;
+  /** The cell's current text (for the line the cause points at). */
+  source: string;
+  /** The categories the server sends when the request does not say. */
+  serverCategories: string;
+}
+
+/** Text with Markdown code spans shown as code. */
+export function Rich(props: { text: string }): React.ReactElement {
+  const parts = props.text.split(/`([^`]*)`/g);
+  return (
+    <>
+      {parts.map((part, i) =>
+        i % 2 === 1 ? <code key={i}>{part}</code> : part
+      )}
+    </>
+  );
+}
+
+/** A state's name with its icon, in the colours of its level. */
+export function StateLabel(props: {
+  trans: TranslationBundle;
+  state: CellState;
+  record: ICheckRecord | undefined;
+  stale?: boolean;
+}): React.ReactElement {
+  const icon = stateIcon(props.state, props.record);
+  return (
+    <span
+      className={`jp-Crane-level jp-mod-${props.state}${props.stale ? ' jp-mod-stale' : ''}`}
+    >
+      {icon && <icon.react tag="span" className="jp-Crane-level-icon" />}
+      {stateLabel(props.trans, props.state)}
+    </span>
+  );
+}
+
+/** Milliseconds in words: "35 ms", "2.4 s", "3 min 5 s", "1 h 2 min". */
+export function formatDuration(ms: number): string {
+  if (ms <= 0) {
+    return '0 s';
+  }
+  if (ms < 1000) {
+    return `${Math.round(ms)} ms`;
+  }
+  const s = ms / 1000;
+  if (s < 60) {
+    return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
+  }
+  const minutes = Math.floor(s / 60);
+  if (minutes < 60) {
+    return `${minutes} min ${Math.round(s - minutes * 60)} s`;
+  }
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+function FactRow(props: {
+  trans: TranslationBundle;
+  row: IFactRow;
+  owner: string | null;
+  unsent: boolean;
+}): React.ReactElement {
+  const { trans, row, owner, unsent } = props;
+  const classes = [
+    'jp-Crane-fact',
+    row.decisive ? 'jp-mod-decisive' : '',
+    unsent ? 'jp-mod-unsent' : ''
+  ]
+    .filter(Boolean)
+    .join(' ');
+  const expr = row.expr === owner ? null : <code>{row.expr}</code>;
+  let body: React.ReactNode;
+  switch (row.flag) {
+    case 'missing':
+      body = trans.__('does not exist');
+      break;
+    case 'undefined':
+      body = trans.__('is not defined in the kernel');
+      break;
+    case 'error':
+      body = trans.__('not read: %1', row.value);
+      break;
+    default:
+      body = (
+        <>
+          {row.key}: <code>{row.value}</code>
+        </>
+      );
+  }
+  return (
+    <li
+      className={classes}
+      title={unsent ? trans.__('Not sent to the model (settings)') : undefined}
+    >
+      {expr}
+      {expr ? ' ' : ''}
+      {body}
+    </li>
+  );
+}
+
+/** The facts of one object, collapsed unless they decided the verdict. */
+function ObjectFacts(props: {
+  trans: TranslationBundle;
+  group: IObjectFacts;
+  unsent: (row: IFactRow) => boolean;
+}): React.ReactElement {
+  const { trans, group } = props;
+  const relation = group.via
+    ? trans.__('(%1 %2 it)', group.via, group.relation ?? trans.__('uses'))
+    : '';
+  return (
+    <details
+      className={`jp-Crane-object${group.decisive ? ' jp-mod-decisive' : ''}`}
+      open={group.decisive}
+    >
+      <summary>
+        <code>{group.expr}</code> {group.type} {relation}
+      </summary>
+      <ul>
+        {group.rows.map((row, i) => (
+          <FactRow
+            key={i}
+            trans={trans}
+            row={row}
+            owner={group.expr}
+            unsent={props.unsent(row)}
+          />
+        ))}
+      </ul>
+    </details>
+  );
+}
+
+function unique(items: string[]): string[] {
+  return items.filter((item, i) => items.indexOf(item) === i);
+}
+
+/** The line `line` (1-based) of `source`, if it has one. */
+function lineOf(source: string, line: number | null): string | null {
+  if (line === null || line < 1) {
+    return null;
+  }
+  const text = source.split('\n')[line - 1];
+  return text === undefined ? null : text.trim();
+}
+
+function Cause(props: {
+  trans: TranslationBundle;
+  result: IAnalyzeResult;
+  assessment: IAssessment;
+  source: string;
+  groups: IObjectFacts[];
+}): React.ReactElement {
+  const { trans, result, assessment, source, groups } = props;
+  const verdict = result.verdict!;
+  const lineText = lineOf(source, assessment.line);
+  // A check's evidence states the facts it used; otherwise, the facts the deciding text names.
+  const evidence =
+    verdict.source === 'checks' || verdict.source === 'syntax'
+      ? unique(
+          ([] as string[]).concat(...verdict.findings.map(f => f.evidence))
+        )
+      : [];
+  const decisive = evidence.length ? [] : decisiveRows(groups);
+  const heading =
+    assessment.level === 'no-crash' ? trans.__('Checked') : trans.__('Cause');
+  return (
+    <div className="jp-Crane-cause">
+      <h3>{heading}</h3>
+      <p className="jp-Crane-cause-text">
+        {assessment.level === 'no-crash' ? (
+          basisLabel(trans, assessment)
+        ) : (
+          <Rich text={assessment.cause} />
+        )}
+      </p>
+      {assessment.line !== null && (
+        <p className="jp-Crane-cause-line">
+          {trans.__('Line %1', assessment.line)}
+          {lineText ? ': ' : ''}
+          {lineText && <code>{lineText}</code>}
+        </p>
+      )}
+      {assessment.notes.length > 0 && (
+        <p className="jp-Crane-cause-note">
+          {trans.__(
+            'Note: the kernel has no %1. The checks judged that the cell defines it or does not need it; a model could tell more.',
+            assessment.notes.join(', ')
+          )}
+        </p>
+      )}
+      {(evidence.length > 0 || decisive.length > 0) && (
+        <>
+          <h4>{trans.__('Decisive facts')}</h4>
+          <ul className="jp-Crane-decisive">
+            {evidence.map((e, i) => (
+              <li key={`e${i}`} className="jp-Crane-fact jp-mod-decisive">
+                <Rich text={e} />
+              </li>
+            ))}
+            {decisive.map((row, i) => (
+              <FactRow
+                key={`d${i}`}
+                trans={trans}
+                row={row}
+                owner={null}
+                unsent={false}
+              />
+            ))}
+          </ul>
+        </>
+      )}
+      {verdict.source !== 'llm' && verdict.findings.length > 1 && (
+        <>
+          <h4>{trans.__('Other findings')}</h4>
+          <ul className="jp-Crane-findings">
+            {verdict.findings.slice(1).map((f, i) => (
+              <li key={i}>
+                <Rich text={f.message} />
+                {f.line !== null ? ' ' + trans.__('(line %1)', f.line) : ''}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {verdict.source === 'llm' &&
+        plain(verdict.reasoning).trim() !== assessment.cause && (
+          <details className="jp-Crane-reasoning">
+            <summary>{trans.__("The model's reasoning")}</summary>
+            <p>
+              <Rich text={verdict.reasoning} />
+            </p>
+          </details>
+        )}
+    </div>
+  );
+}
+
+/** The trial run's outcome: what happened, how long, in which sandbox, and what decided instead. */
+export function TrialSection(props: {
+  trans: TranslationBundle;
+  result: IAnalyzeResult;
+}): React.ReactElement | null {
+  const { trans, result } = props;
+  const trial = result.trial;
+  if (!trial) {
+    return null;
+  }
+  const verdict = result.verdict;
+  return (
+    <div className={`jp-Crane-trial jp-mod-${trial.status}`}>
+      <h3>{trans.__('Trial run')}</h3>
+      <table className="jp-Crane-table">
+        <tbody>
+          <tr>
+            <th>{trans.__('Outcome')}</th>
+            <td>{trialStatusLabel(trans, trial.status)}</td>
+          </tr>
+          {trial.status === 'crashed' && (
+            <tr>
+              <th>{trans.__('Exception')}</th>
+              <td>
+                <code>{observedCause(trial)}</code>
+                {trial.line !== null
+                  ? ' ' + trans.__('(line %1)', trial.line)
+                  : ''}
+              </td>
+            </tr>
+          )}
+          {trial.elapsed_ms !== null && (
+            <tr>
+              <th>{trans.__('Ran for')}</th>
+              <td>{formatDuration(trial.elapsed_ms)}</td>
+            </tr>
+          )}
+          {trial.extra_memory_mb !== null && (
+            <tr>
+              <th>{trans.__('Extra memory')}</th>
+              <td>{trans.__('%1 MB', trial.extra_memory_mb.toFixed(1))}</td>
+            </tr>
+          )}
+          {trial.sandbox && (
+            <tr>
+              <th>{trans.__('Sandbox')}</th>
+              <td>{trial.sandbox}</td>
+            </tr>
+          )}
+          {trial.reason && trial.status !== 'crashed' && (
+            <tr>
+              <th>{trans.__('Why')}</th>
+              <td>{trial.reason}</td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+      {trial.status === 'crashed' && trial.frames.length > 0 && (
+        <ol className="jp-Crane-frames">
+          {trial.frames.map((f, i) => (
+            <li key={i}>
+              {trans.__('line %1', f.line)}: <code>{f.text}</code>
+            </li>
+          ))}
+        </ol>
+      )}
+      {verdict && trial.status !== 'crashed' && trial.status !== 'finished' && (
+        <p className="jp-Crane-trial-fallback">
+          {trialFallbackText(trans, trial, verdict.source)}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** Model, votes, latency, tokens: only the rows that mean something for this answer. */
+function Details(props: {
+  trans: TranslationBundle;
+  result: IAnalyzeResult;
+  sentCategories: string;
+}): React.ReactElement {
+  const { trans, result, sentCategories } = props;
+  const verdict = result.verdict;
+  const modelAsked = verdict?.source === 'llm' || result.status === 'llm_error';
+  const votes =
+    modelAsked && verdict && verdict.votes.length > 1
+      ? [verdict.votes.filter(Boolean).length, verdict.votes.length]
+      : null;
+  const timing = result.timing;
+  const latency = [
+    trans.__('runtime facts %1', formatDuration(timing.extraction_ms))
+  ];
+  if (timing.trial_ms > 0) {
+    latency.push(trans.__('trial run %1', formatDuration(timing.trial_ms)));
+  }
+  if (timing.llm_ms > 0) {
+    latency.push(trans.__('model %1', formatDuration(timing.llm_ms)));
+  }
+  const tokens = result.tokens;
+  return (
+    <details className="jp-Crane-details">
+      <summary>{trans.__('Details')}</summary>
+      <table className="jp-Crane-table">
+        <tbody>
+          {modelAsked && result.model && (
+            <tr>
+              <th>{trans.__('Model')}</th>
+              <td>
+                {result.model}
+                {verdict?.cached ? ' ' + trans.__('(cached answer)') : ''}
+              </td>
+            </tr>
+          )}
+          {votes && (
+            <tr>
+              <th>{trans.__('Votes')}</th>
+              <td>{trans.__('%1 of %2 for a crash', votes[0], votes[1])}</td>
+            </tr>
+          )}
+          <tr>
+            <th>{trans.__('Time')}</th>
+            <td>
+              {trans.__(
+                '%1 (%2)',
+                formatDuration(timing.total_ms),
+                latency.join(', ')
+              )}
+            </td>
+          </tr>
+          {modelAsked &&
+            (tokens.prompt !== null || tokens.completion !== null) && (
+              <tr>
+                <th>{trans.__('Tokens')}</th>
+                <td>
+                  {trans.__(
+                    '%1 prompt, %2 answer',
+                    tokens.prompt ?? '?',
+                    tokens.completion ?? '?'
+                  )}
+                </td>
+              </tr>
+            )}
+          {modelAsked && (
+            <tr>
+              <th>{trans.__('Sent')}</th>
+              <td>
+                {trans.__(
+                  '%1 executed cells, facts %2',
+                  result.executed_cells,
+                  sentCategories || trans.__('none')
+                )}
+              </td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+    </details>
+  );
+}
+
+/**
+ * The full diagnosis of one check record.
+ */
+export function Diagnosis(props: IDiagnosisProps): React.ReactElement | null {
+  const { trans, record, view, source } = props;
+  if (!record) {
+    return null;
+  }
+  const result = record.result;
+  const problem = record.error ?? result?.error?.message ?? null;
+  const assessment = result ? assess(result) : null;
+  const groups = factsOf(result);
+  const sent = record.sent.categories ?? props.serverCategories;
+  const modelAsked =
+    result?.verdict?.source === 'llm' || result?.status === 'llm_error';
+  const unsent = (row: IFactRow) =>
+    modelAsked && row.cat !== null && !sent.includes(row.cat);
+  const run = record.run && record.source === source ? record.run : null;
+  return (
+    <>
+      {run && (
+        <div className={`jp-Crane-run jp-mod-${run.kind}`}>
+          <h3>{trans.__('When you ran it')}</h3>
+          <p>
+            {run.kind === 'confirmed'
+              ? trans.__('It crashed as warned: %1', runCause(run))
+              : trans.__(
+                  'It crashed with %1, though the check had found no crash. This is counted as a missed crash.',
+                  runCause(run)
+                )}
+          </p>
+        </div>
+      )}
+      {problem && view.state === 'error' && (
+        <p className="jp-Crane-error">{problem}</p>
+      )}
+      {result && assessment && (
+        <Cause
+          trans={trans}
+          result={result}
+          assessment={assessment}
+          source={record.source}
+          groups={groups}
+        />
+      )}
+      {result && <TrialSection trans={trans} result={result} />}
+      {groups.length > 0 && (
+        <div className="jp-Crane-runtime">
+          <h3>{trans.__('Runtime facts')}</h3>
+          {groups.map((group, i) => (
+            <ObjectFacts
+              key={`${group.expr}-${i}`}
+              trans={trans}
+              group={group}
+              unsent={unsent}
+            />
+          ))}
+        </div>
+      )}
+      {result && (
+        <Details trans={trans} result={result} sentCategories={sent} />
+      )}
+    </>
+  );
+}

@@ -1,0 +1,90 @@
+/**
+ * Trial runs: the cell run in a sandboxed fork of the kernel before the user runs it. A crash is
+ * observed (will crash, "observed in a trial run"), not predicted; a cell that would change the world
+ * outside the fork (a file written) is stopped by the sandbox and the checks and the model decide.
+ */
+import { expect, test } from '@jupyterlab/galata';
+
+import {
+  badgeOf,
+  checked,
+  MISSED,
+  notebookWithData,
+  openSidebar,
+  runAndSee,
+  screenshotBadge,
+  setSetting,
+  sidebar
+} from './helpers';
+
+test.use({ autoGoto: true, viewport: { width: 1400, height: 850 } });
+test.describe.configure({ mode: 'serial' });
+
+/** Writes a file when it runs: the sandbox must stop it in the trial. */
+const WRITES = "df.to_csv('trial-out.csv')";
+
+test('Trial-Run Cell observes a crash that the checks and the model missed, before the cell runs', async ({
+  page
+}) => {
+  await notebookWithData(page, 'observed.ipynb');
+  // The server runs trials only when asked (ui-tests/jupyter_server_test_config.py): no crash found.
+  await checked(page, 1, MISSED, 'no-crash');
+  const analysis = page.waitForResponse(
+    async response =>
+      response.url().includes('/crane/analyze') &&
+      (
+        response.request().postDataJSON() as {
+          settings?: { trial?: boolean };
+        } | null
+      )?.settings?.trial === true
+  );
+  await page.evaluate(() =>
+    window.jupyterapp.commands.execute('crane:trial-run-cell')
+  );
+  const reply = (await (await analysis).json()) as {
+    trial: { status: string; exception: string; line: number };
+  };
+  expect(reply.trial.status).toBe('crashed');
+  expect(reply.trial.exception).toBe('KeyError');
+  const badge = await badgeOf(page, 1);
+  await expect(badge).toHaveAttribute('data-crane-state', 'will-crash');
+  await expect(badge).toHaveClass(/jp-mod-observed/);
+  await expect(badge).toContainText('Will crash (observed in a trial run): KeyError');
+  // The user's kernel did not run it: no output, and its execution count did not move.
+  expect(await page.notebook.getCellTextOutput(1)).toBeNull();
+  await screenshotBadge(page, 1, 'badge-observed');
+
+  const panel = await openSidebar(page);
+  const trial = panel.locator('.jp-Crane-trial');
+  await expect(trial).toContainText('crashed');
+  await expect(trial).toContainText('KeyError');
+  await expect(trial).toContainText('Sandbox');
+
+  // The real run crashes as observed: confirmed.
+  await runAndSee(page, 1, 'KeyError');
+  await expect(badge).toHaveAttribute('data-crane-state', 'confirmed');
+});
+
+test('with trial runs on every check, a cell that writes a file is stopped by the sandbox and nothing is written', async ({
+  page,
+  tmpPath
+}) => {
+  await setSetting(page, 'trial', 'auto');
+  await notebookWithData(page, 'blocked.ipynb');
+  await checked(page, 1, WRITES, 'no-crash');
+  const panel = await openSidebar(page);
+  const trial = sidebar(page).locator('.jp-Crane-trial');
+  await expect(trial).toContainText('stopped by the sandbox');
+  await expect(panel.locator('.jp-Crane-trial-fallback')).toBeVisible();
+  expect(await page.contents.fileExists(`${tmpPath}/trial-out.csv`)).toBe(false);
+
+  // Run for real, the file is written: the trial's refusal was the sandbox, not the cell.
+  await page.notebook.enterCellEditingMode(1);
+  await page.keyboard.press('Shift+Enter');
+  await expect
+    .poll(() => page.contents.fileExists(`${tmpPath}/trial-out.csv`), {
+      timeout: 30_000
+    })
+    .toBe(true);
+  await setSetting(page, 'trial', 'on-demand');
+});
