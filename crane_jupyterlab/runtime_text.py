@@ -214,9 +214,27 @@ def _stats(facts: dict[str, Any], with_counts: bool = True, named: bool = False)
             parts.append("counts " + ", ".join(f"{_val(c[0])}:{c[1]}" for c in counts if isinstance(c, list)))
         elif facts.get("examples"):
             parts.append("e.g. " + ", ".join(_val(_clip(x)) for x in facts["examples"]))
+    odd = facts.get("non_numeric_examples")
+    if odd and isinstance(odd, list) and _looks_numeric(facts.get("examples")):
+        # mostly numbers written as text, with a few that are not: what astype(float) trips on
+        parts.append(f"{facts.get('non_numeric')} not numbers e.g. " + ", ".join(_val(_clip(x)) for x in odd))
     if facts.get("sampled"):
         parts.append(f"(stats on {facts['sampled']} sampled)")
     return parts
+
+
+def _looks_numeric(examples: Any) -> bool:
+    """Whether some of the most frequent values of a text column are numbers."""
+    for value in examples if isinstance(examples, list) else []:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return True
+        if isinstance(value, str):
+            try:
+                float(value)
+            except ValueError:
+                continue
+            return True
+    return False
 
 
 def _clip(v: Any, limit: int = 30) -> Any:

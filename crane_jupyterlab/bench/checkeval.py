@@ -2,6 +2,7 @@
 
     python -m crane_jupyterlab.bench.checkeval junobench [--dir ../shared/junobench] [-v]
     python -m crane_jupyterlab.bench.checkeval live [--dir ../shared/live] [--ids 'torch_*'] [-v]
+    python -m crane_jupyterlab.bench.checkeval live --cases suites/crane/dev.jsonl [-v]
 
 `live` runs each case's executed cells in a fresh process (as the suite's verify.py does), calls the real
 probe on the target cell with that namespace, and caches the probe result under
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import ast
 import fnmatch
+import hashlib
 import json
 import os
 import subprocess
@@ -100,7 +102,10 @@ def _child(case_path: str, out_path: str) -> None:
 
 
 def _probe_result(case: dict[str, Any], cache: Path) -> dict[str, Any] | None:
-    out = cache / f"{case['id']}_{case['version']}.json"
+    digest = hashlib.sha256(json.dumps([case["executed_cells"], case["target_cell"]]).encode()).hexdigest()[
+        :12
+    ]
+    out = cache / f"{case['id']}_{case['version']}_{digest}.json"  # suites may share ids
     if not out.exists():
         with tempfile.TemporaryDirectory() as tmp:
             case_path = Path(tmp) / "case.json"
@@ -138,7 +143,7 @@ def live(args: argparse.Namespace) -> None:
     cache = Path(tempfile.gettempdir()) / "crane-checks-probe" / _probe_hash()
     cache.mkdir(parents=True, exist_ok=True)
     rows = []
-    for case in _cases(Path(args.dir) / "cases.jsonl", args.ids):
+    for case in _cases(Path(args.cases) if args.cases else Path(args.dir) / "cases.jsonl", args.ids):
         result = _probe_result(case, cache)
         if result is None:
             continue
@@ -155,6 +160,7 @@ def main() -> None:
     )
     parser.add_argument("suite", choices=["junobench", "live"])
     parser.add_argument("--dir", default=None, help="suite folder (default: ../shared/<suite>)")
+    parser.add_argument("--cases", help="a cases file in the live suite's format (instead of --dir)")
     parser.add_argument("--ids", default="*", help="fnmatch patterns on the case id, comma-separated")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every predicted or actual crash")
     args = parser.parse_args()

@@ -5,8 +5,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-from .flow import Site, root_name
+from .evaluate import Evaluator
+from .flow import Site
 from .view import ObjInfo, RuntimeView
 
 
@@ -16,6 +18,7 @@ class CellContext:
     tree: ast.Module
     view: RuntimeView
     sites: list[Site]
+    values: Evaluator
 
     def certain(self, kind: type[ast.expr] | tuple[type[ast.expr], ...]) -> Iterator[Site]:
         """Sites of this node kind that run whenever the cell gets that far."""
@@ -23,26 +26,15 @@ class CellContext:
             if site.certain and isinstance(site.node, kind):
                 yield site
 
-    def value_of(self, node: ast.expr, site: Site) -> ObjInfo | None:
-        """The kernel's description of `node`, when `node` still denotes it unchanged at `site`.
+    def value_of(self, node: ast.expr | None, site: Site) -> ObjInfo | None:
+        """The kernel's description of `node` at `site` (a name, an attribute or constant-subscript
+        chain, `.values`/`.to_numpy()`), or one the cell derives from it exactly (checks/evaluate.py);
+        None when not certain."""
+        return self.values.value_of(node, site)
 
-        `X`, `X.values`, `X.to_numpy()` and attribute/constant-subscript chains (`model.layers[0]`)
-        are looked up; the root name must not have been touched earlier in the cell.
-        """
-        if isinstance(node, ast.Call) and not node.args and not node.keywords:
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in ("to_numpy", "copy"):
-                node = func.value
-        elif isinstance(node, ast.Attribute) and node.attr == "values":
-            base = self.value_of(node.value, site)
-            if base is not None and base.is_frame:
-                return base
-        name = root_name(node)
-        if name is None or not site.pristine(name) or name in self.view.undefined:
-            return None
-        if any(isinstance(sub, ast.Call) for sub in ast.walk(node)):
-            return None
-        return self.view.get(ast.unparse(node))
+    def scalar(self, node: ast.expr, site: Site) -> Any:
+        """The Python value the expression certainly has (evaluate.UNKNOWN when not certain)."""
+        return self.values.scalar(node, site)
 
     def class_path(self, func: ast.expr, site: Site) -> str | None:
         """Dotted path of the library callable `func` names at `site`, e.g. `sklearn.svm.SVC`.
@@ -50,25 +42,7 @@ class CellContext:
         From an import in this cell, a kernel class whose defining module is known, or an attribute
         of a module alias (`sm.OLS` -> `statsmodels.OLS`: the top package and the name).
         """
-        parts: list[str] = []
-        node = func
-        while isinstance(node, ast.Attribute):
-            parts.insert(0, node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
-            return None
-        name = node.id
-        base = site.imported(name)
-        if base is None and site.pristine(name):
-            module = self.view.modules.get(name)
-            info = self.view.get(name)
-            if module is not None:
-                base = module.module
-            elif info is not None and info.path and not parts:
-                base = info.path
-        if base is None:
-            return None
-        return ".".join([base, *parts])
+        return self.values.class_path(func, site)
 
     def made_here(self, node: ast.expr, site: Site) -> tuple[ObjInfo, ast.Call] | None:
         """A library object the cell itself creates: `LogisticRegression(...)` or a name bound to one.

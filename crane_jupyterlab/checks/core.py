@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import sys
 from typing import Any
 
 from ..models import Finding
 from .cell import parse_cell
 from .context import CellContext
-from .flow import walk_cell
+from .evaluate import Evaluator
+from .flow import Site, walk_cell
 from .rules import RULES
 from .view import RuntimeView, from_probe
 
@@ -54,7 +56,7 @@ def check_view(source: str, view: RuntimeView) -> list[Finding]:
     tree, _ = parse_cell(source)
     if tree is None:
         return []  # our Python cannot parse it, the kernel's may: nothing certain to say
-    ctx = CellContext(source, tree, view, walk_cell(tree, view.is_library, view.modules.__contains__))
+    ctx = cell_context(source, tree, view)
     findings: list[Finding] = []
     seen: set[tuple[int | None, str]] = set()
     for rule in RULES:
@@ -66,3 +68,15 @@ def check_view(source: str, view: RuntimeView) -> list[Finding]:
                 findings.append(finding)
     findings.sort(key=lambda f: f.line or 0)
     return findings
+
+
+def cell_context(source: str, tree: ast.Module, view: RuntimeView) -> CellContext:
+    """The cell walked statement by statement, with the evaluator that decides its branches."""
+    evaluators: list[Evaluator] = []
+
+    def runtime(sites: list[Site]) -> Evaluator:
+        evaluators.append(Evaluator(view, sites))
+        return evaluators[0]
+
+    sites = walk_cell(tree, view.is_library, view.modules.__contains__, runtime)
+    return CellContext(source, tree, view, sites, evaluators[0])

@@ -1,4 +1,5 @@
-"""Which expressions of a cell certainly run, and what may have changed before each of them.
+"""Which expressions of a cell certainly run, and what may have changed before each of them (the walker;
+what calls may change is effects.py, the recorded Site is site.py).
 
 The walker visits a cell's AST in evaluation order and records one `Site` per expression, post-order (a
 call is recorded after its arguments were evaluated). A site is `certain` when every execution of the
@@ -16,167 +17,32 @@ true after a call that may run user code (which can change any global).
 from __future__ import annotations
 
 import ast
-import builtins
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
-# Builtins that neither mutate their arguments nor run user code that could.
-PURE_BUILTINS = frozenset(
-    {
-        "abs", "all", "any", "ascii", "bin", "bool", "bytes", "callable", "chr", "complex", "dict", "dir",
-        "divmod", "enumerate", "float", "format", "frozenset", "hasattr", "hash", "hex", "id", "int",
-        "isinstance", "issubclass", "iter", "len", "list", "max", "min", "oct", "ord", "pow", "print",
-        "range", "repr", "reversed", "round", "set", "slice", "sorted", "str", "sum", "tuple", "type",
-        "zip", "display",
-    }
-)  # fmt: skip
-# Builtins that can define or change globals behind the walker's back.
-DYNAMIC_BUILTINS = frozenset(
-    {"exec", "eval", "globals", "locals", "vars", "setattr", "delattr", "__import__"}
+from .astutil import _as_load, _handler_types, _may_jump, _nonempty, _target_id, _target_names
+from .effects import (
+    DYNAMIC_BUILTINS,
+    PURE_BUILTINS,
+    PURE_METHODS,
+    CallEffects,
+    _context_is_plain,
 )
+from .site import Site, root_name
 
-# Methods that leave their receiver as it was (unless called with inplace=True).
-PURE_METHODS = frozenset(
-    {
-        # pandas / numpy / torch reads
-        "head", "tail", "describe", "info", "copy", "groupby", "sum", "mean", "median", "std", "var", "max",
-        "min", "count", "value_counts", "nunique", "unique", "isna", "isnull", "notna", "notnull", "corr",
-        "cov", "plot", "hist", "boxplot", "to_csv", "to_numpy", "to_list", "tolist", "astype", "query",
-        "sort_values", "sort_index", "merge", "join", "drop", "drop_duplicates", "dropna", "fillna",
-        "replace", "rename", "reset_index", "set_index", "apply", "map", "agg", "aggregate", "round", "abs",
-        "any", "all", "argmax", "argmin", "idxmax", "idxmin", "reshape", "ravel", "flatten", "transpose",
-        "squeeze", "sample", "filter", "select_dtypes", "get_dummies", "pivot", "pivot_table", "melt",
-        "stack", "unstack", "iterrows", "itertuples", "items", "keys", "values", "get", "nlargest",
-        "nsmallest", "cumsum", "diff", "shift", "rolling", "resample", "isin", "between", "clip", "where",
-        "mask", "duplicated", "memory_usage", "equals", "dot", "item", "numpy", "detach", "clone", "size",
-        "dim", "view", "float", "long", "int", "double", "nelement", "argsort", "format", "split", "strip",
-        "lower", "upper", "startswith", "endswith", "splitlines", "index",
-        # estimators and models: inference only
-        "predict", "predict_proba", "predict_log_proba", "decision_function", "transform", "score",
-        "get_params", "get_feature_names_out", "summary", "evaluate", "count_params", "get_layer",
-        "get_weights", "parameters", "named_parameters", "state_dict", "children", "modules",
-    }
-)  # fmt: skip
-
-# Context managers that do not swallow exceptions, by the last part of the called name.
-PLAIN_CONTEXTS = frozenset(
-    {
-        "open", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "device", "GradientTape",
-        "catch_warnings", "context", "option_context", "errstate", "axes_style", "plotting_context", "scope",
-        "name_scope", "tqdm", "TemporaryDirectory", "record_function", "profile",
-        "redirect_stdout", "redirect_stderr", "printoptions", "rc_context", "parallel_backend",
-        "config_context",
-    }
-)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Site:
-    """One expression of the cell, with the cell state just before it is evaluated."""
-
-    node: ast.expr
-    certain: bool
-    handlers: tuple[tuple[str, ...] | None, ...]  # enclosing `except` clauses; None = bare/unknown
-    bound: frozenset[str]
-    touched: frozenset[str]
-    deleted: frozenset[str]
-    barrier: bool
-    imports: tuple[tuple[str, str], ...] = ()  # names bound by an import in this cell, still current
-    constructed: tuple[tuple[str, ast.Call], ...] = ()  # names bound to `name = Call(...)`, untouched since
-    unpacked: tuple[tuple[str, tuple[ast.Call, int]], ...] = ()  # `fig, ax = plt.subplots()`: ax -> (call, 1)
-    fitted: tuple[tuple[str, tuple[ast.Call, ast.Call]], ...] = ()  # `m = C(); m.fit(X)`: m -> (C(), fit)
-
-    def imported(self, name: str) -> str | None:
-        """The dotted path `name` was imported as in this cell (`pd` -> `pandas`), if it still is."""
-        return dict(self.imports).get(name)
-
-    def made_by(self, name: str) -> ast.Call | None:
-        """The call whose result `name` holds, unchanged since (`clf = LogisticRegression()`)."""
-        return None if self.barrier else dict(self.constructed).get(name)
-
-    def fitted_here(self, name: str) -> tuple[ast.Call, ast.Call] | None:
-        """(constructor call, fit call) when this cell built `name` and then fitted it, untouched since."""
-        return None if self.barrier else dict(self.fitted).get(name)
-
-    def unpacked_from(self, name: str) -> tuple[ast.Call, int] | None:
-        """The call and position `name` was unpacked from (`fig, ax = plt.subplots()`), unchanged since."""
-        return None if self.barrier else dict(self.unpacked).get(name)
-
-    def pristine(self, name: str) -> bool:
-        """True when `name` still denotes the kernel's object, unchanged, at this site."""
-        return not self.barrier and name not in self.touched and name not in self.bound
-
-    def caught(self, exc_bases: tuple[str, ...]) -> bool:
-        """Whether an enclosing `try` could catch an exception with these builtin base classes."""
-        return any(_handler_catches(h, exc_bases) for h in self.handlers)
-
-
-def _handler_catches(handler: tuple[str, ...] | None, exc_bases: tuple[str, ...]) -> bool:
-    if handler is None:
-        return True
-    for name in handler:
-        cls = getattr(builtins, name, None)
-        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
-            return True  # a library exception class may subclass ours: assume it catches
-        for base in exc_bases:
-            exc = getattr(builtins, base, None)
-            if isinstance(exc, type) and issubclass(exc, cls):
-                return True
-    return False
-
-
-def root_name(node: ast.expr) -> str | None:
-    """`df` for `df`, `df.a.b`, `df['x'].y` and `df.m(...)`; None for anything else."""
-    while True:
-        if isinstance(node, ast.Name):
-            return node.id
-        if isinstance(node, (ast.Attribute, ast.Subscript)):
-            node = node.value
-        elif isinstance(node, ast.Call):
-            node = node.func
-        else:
-            return None
-
-
-def _target_names(target: ast.expr) -> Iterator[str]:
-    for sub in ast.walk(target):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
-            yield sub.id
-
-
-def _target_id(target: ast.expr) -> str:
-    assert isinstance(target, ast.Name)
-    return target.id
-
-
-def _handler_types(handler: ast.ExceptHandler) -> tuple[str, ...] | None:
-    if handler.type is None:
-        return None
-    elts = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    names: list[str] = []
-    for elt in elts:
-        if isinstance(elt, ast.Name):
-            names.append(elt.id)
-        elif isinstance(elt, ast.Attribute):
-            names.append(ast.unparse(elt))  # never a builtin name: treated as catching anything
-        else:
-            return None
-    return tuple(names)
-
-
-def _context_is_plain(expr: ast.expr) -> bool:
-    func = expr.func if isinstance(expr, ast.Call) else expr
-    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    return last in PLAIN_CONTEXTS
-
-
-def _truthy_inplace(call: ast.Call) -> bool:
-    for kw in call.keywords:
-        if kw.arg == "inplace":
-            return not (isinstance(kw.value, ast.Constant) and kw.value.value is False)
-        if kw.arg is None:
-            return True  # **kwargs may carry inplace=True
-    return False
+# Re-exported: the rules import the walker's vocabulary from here.
+__all__ = [
+    "DYNAMIC_BUILTINS",
+    "PURE_BUILTINS",
+    "PURE_METHODS",
+    "Runtime",
+    "Site",
+    "_context_is_plain",
+    "_may_jump",
+    "root_name",
+    "walk_cell",
+]
 
 
 @dataclass
@@ -191,12 +57,30 @@ class _State:
     constructed: dict[str, ast.Call] = field(default_factory=dict)  # name -> the call that made it
     unpacked: dict[str, tuple[ast.Call, int]] = field(default_factory=dict)  # `a, b = f()`: b -> (f(), 1)
     fitted: dict[str, tuple[ast.Call, ast.Call]] = field(default_factory=dict)  # name -> (constructor, fit)
+    assigned: dict[str, ast.expr] = field(default_factory=dict)  # name -> expression it was bound to
 
 
-class _Walker:
+class Runtime(Protocol):
+    """What the walker asks the runtime view about the cell (checks/evaluate.py answers)."""
+
+    def truth(self, node: ast.expr, site: Site) -> bool | None: ...
+
+    def nonempty(self, node: ast.expr, site: Site) -> bool: ...
+
+
+class _NoRuntime:
+    def truth(self, node: ast.expr, site: Site) -> bool | None:
+        return None
+
+    def nonempty(self, node: ast.expr, site: Site) -> bool:
+        return _nonempty(node)
+
+
+class _Walker(CallEffects):
     def __init__(self, is_library: Callable[[str], bool], is_module: Callable[[str], bool]) -> None:
         self.is_library = is_library
         self.is_module = is_module
+        self.runtime: Runtime = _NoRuntime()
         self.modules_imported: set[str] = set()  # names bound by `import x` / `import x as y` here
         self.sites: list[Site] = []
         self.s = _State()
@@ -217,23 +101,26 @@ class _Walker:
         self.s.constructed.pop(name, None)
         self.s.unpacked.pop(name, None)
         self.s.fitted.pop(name, None)
+        self.s.assigned.pop(name, None)
 
     def record(self, node: ast.expr) -> None:
+        self.sites.append(self.snapshot(node))
+
+    def snapshot(self, node: ast.expr) -> Site:
         s = self.s
-        self.sites.append(
-            Site(
-                node,
-                s.certain,
-                s.handlers,
-                frozenset(s.bound),
-                frozenset(s.touched),
-                frozenset(s.deleted),
-                s.barrier,
-                tuple(s.imports.items()),
-                tuple(s.constructed.items()),
-                tuple(s.unpacked.items()),
-                tuple(s.fitted.items()),
-            )
+        return Site(
+            node,
+            s.certain,
+            s.handlers,
+            frozenset(s.bound),
+            frozenset(s.touched),
+            frozenset(s.deleted),
+            s.barrier,
+            tuple(s.imports.items()),
+            tuple(s.constructed.items()),
+            tuple(s.unpacked.items()),
+            tuple(s.fitted.items()),
+            tuple(s.assigned.items()),
         )
 
     def uncertain(self, *parts: Callable[[], None]) -> None:
@@ -245,6 +132,12 @@ class _Walker:
                 part()
         finally:
             self.s.certain = saved
+
+    def decide(self, test: ast.expr) -> bool | None:
+        """Whether a condition that certainly runs is certainly true/false (None: not certain)."""
+        if not self.s.certain:
+            return None
+        return self.runtime.truth(test, self.snapshot(test))
 
     def exprs(self, nodes: list[ast.expr]) -> None:
         for node in nodes:
@@ -264,6 +157,8 @@ class _Walker:
                 if made_by_library and isinstance(target, (ast.Name, ast.Tuple, ast.List)):
                     self.library_names.update(_target_names(target))
             single = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            if single and self.s.certain:
+                self.s.assigned[_target_id(node.targets[0])] = node.value
             if single and self.s.certain and isinstance(node.value, ast.Call):
                 self.s.constructed[_target_id(node.targets[0])] = node.value
             elif (
@@ -284,15 +179,25 @@ class _Walker:
             if node.value is not None:
                 self.expr(node.value)
                 self.store(node.target)
+                if self.s.certain and isinstance(node.target, ast.Name):
+                    self.s.assigned[node.target.id] = node.value
         elif isinstance(node, (ast.Expr, ast.Return)):
             if node.value is not None:
                 self.expr(node.value)
         elif isinstance(node, ast.If):
             self.expr(node.test)
-            self.uncertain(lambda: self.block(node.body), lambda: self.block(node.orelse))
+            decided = self.decide(node.test)
+            if decided is True:
+                self.block(node.body)
+                self.uncertain(lambda: self.block(node.orelse))
+            elif decided is False:
+                self.uncertain(lambda: self.block(node.body))
+                self.block(node.orelse)
+            else:
+                self.uncertain(lambda: self.block(node.body), lambda: self.block(node.orelse))
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             self.expr(node.iter)
-            if self.s.certain and _nonempty(node.iter):
+            if self.s.certain and self.runtime.nonempty(node.iter, self.snapshot(node.iter)):
                 # The first iteration certainly runs, up to the first statement that may break/continue.
                 self.store(node.target)
                 self.loop_body(node.body)
@@ -305,7 +210,11 @@ class _Walker:
                 )
         elif isinstance(node, ast.While):
             self.expr(node.test)
-            self.uncertain(lambda: self.block(node.body), lambda: self.block(node.orelse))
+            if self.decide(node.test) is True:
+                self.loop_body(node.body)  # the first iteration runs, up to a break/continue
+                self.uncertain(lambda: self.block(node.body), lambda: self.block(node.orelse))
+            else:
+                self.uncertain(lambda: self.block(node.body), lambda: self.block(node.orelse))
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             plain = True
             for item in node.items:
@@ -449,15 +358,39 @@ class _Walker:
             self.arguments(node.args)
         elif isinstance(node, ast.IfExp):
             self.expr(node.test)
-            self.uncertain(lambda: self.expr(node.body), lambda: self.expr(node.orelse))
+            decided = self.decide(node.test)
+            if decided is None:
+                self.uncertain(lambda: self.expr(node.body), lambda: self.expr(node.orelse))
+            else:
+                taken, skipped = (node.body, node.orelse) if decided else (node.orelse, node.body)
+                self.expr(taken)
+                self.uncertain(lambda: self.expr(skipped))
         elif isinstance(node, ast.BoolOp):
+            # `a and b` evaluates b only when a is truthy (`or`: falsy): certain while the runtime says so
             self.expr(node.values[0])
-            self.uncertain(lambda: self.exprs(node.values[1:]))
+            go_on = isinstance(node.op, ast.And)
+            rest = list(node.values[1:])
+            while rest and self.decide(node.values[len(node.values) - len(rest) - 1]) is go_on:
+                self.expr(rest.pop(0))
+            self.uncertain(lambda: self.exprs(rest))
         elif isinstance(node, ast.Compare):
             self.expr(node.left)
             self.expr(node.comparators[0])
             self.uncertain(lambda: self.exprs(node.comparators[1:]))
-        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp)):
+            first = node.generators[0]
+            self.expr(first.iter)
+            if (
+                self.s.certain
+                and len(node.generators) == 1
+                and not first.ifs
+                and not first.is_async
+                and self.runtime.nonempty(first.iter, self.snapshot(first.iter))
+            ):
+                self.comprehension(node)  # its first element is certainly computed
+            else:
+                self.uncertain(lambda: self.comprehension(node))
+        elif isinstance(node, ast.GeneratorExp):  # lazy: runs only when consumed
             self.expr(node.generators[0].iter)
             self.uncertain(lambda: self.comprehension(node))
         elif isinstance(node, ast.NamedExpr):
@@ -513,158 +446,22 @@ class _Walker:
         else:
             self.expr(node.elt)
 
-    def call_effects(self, call: ast.Call) -> None:
-        func = call.func
-        if self.opaque(call):
-            self.s.barrier = True
-        if isinstance(func, ast.Attribute):
-            receiver = root_name(func.value)
-            if (
-                receiver is not None
-                and not self.is_module_name(receiver)
-                and (func.attr not in PURE_METHODS or _truthy_inplace(call))
-            ):
-                self.touch(receiver)
-        pure_callee = isinstance(func, ast.Name) and func.id in PURE_BUILTINS
-        if not pure_callee:
-            for arg in [*call.args, *(kw.value for kw in call.keywords)]:
-                value = arg.value if isinstance(arg, ast.Starred) else arg
-                if isinstance(value, ast.Name):
-                    self.touch(value.id)
-                elif isinstance(value, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
-                    for sub in ast.walk(value):
-                        if isinstance(sub, ast.Name):
-                            self.touch(sub.id)
-
-    def opaque(self, call: ast.Call) -> bool:
-        """True when the call may run code of the user's (which can change any global)."""
-        func = call.func
-        name = root_name(func)
-        if isinstance(func, ast.Name) and func.id in DYNAMIC_BUILTINS:
-            return True
-        if name is None:
-            return True  # e.g. `(lambda: ...)()`, `fns[0]()`
-        if name == "get_ipython":
-            # `get_ipython()` only returns the shell; %run, %store -r, %pylab can define anything.
-            return not (isinstance(func, ast.Name) or _harmless_magic(call))
-        if not self.library_name(name):
-            return True
-        # A user callable handed to a library (df.apply(func), map(f, xs)) runs too.
-        for arg in [*call.args, *(kw.value for kw in call.keywords)]:
-            value = arg.value if isinstance(arg, ast.Starred) else arg
-            if isinstance(value, ast.Name) and not self.library_name(value.id):
-                return True
-            if isinstance(value, ast.Lambda) and _lambda_calls_out(value):
-                return True
-        return False
-
-    def is_module_name(self, name: str) -> bool:
-        """`np` in `np.zeros(3)`: calling a module's functions does not change the module binding."""
-        if name in self.s.bound:
-            return name in self.modules_imported and name in self.s.imports  # still that import's binding
-        return self.is_module(name)
-
-    def library_name(self, name: str) -> bool:
-        """Whether `name` certainly holds a builtin or a library object (whose methods run no user code)."""
-        if name in self.library_names:
-            return True
-        if name in self.s.bound or name in self.user_callables:
-            return False  # rebound in this cell by something we cannot vouch for
-        return hasattr(builtins, name) or self.is_library(name)
-
-    def library_expr(self, node: ast.expr) -> bool:
-        """Whether evaluating `node` runs no user code and yields a library object or plain value."""
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Lambda):
-                return False
-            if isinstance(sub, ast.Call) and self.opaque(sub):
-                return False
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and not self.library_name(sub.id):
-                return False
-        return True
-
-
-# Line magics that never define or change user variables.
-HARMLESS_MAGICS = frozenset(
-    {"matplotlib", "pip", "conda", "load_ext", "reload_ext", "autoreload", "aimport", "config", "env", "cd",
-     "pwd", "ls", "who", "whos", "precision", "xmode", "pdoc", "pinfo", "pinfo2", "psource", "history"}
-)  # fmt: skip
-
-
-def _harmless_magic(call: ast.Call) -> bool:
-    """`get_ipython().system(...)` (a `!cmd` line) or a line magic from HARMLESS_MAGICS."""
-    func = call.func
-    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)):
-        return False
-    if func.attr in ("system", "getoutput"):
-        return True
-    return (
-        func.attr == "run_line_magic"
-        and bool(call.args)
-        and (isinstance(call.args[0], ast.Constant) and call.args[0].value in HARMLESS_MAGICS)
-    )
-
-
-def _lambda_calls_out(lam: ast.Lambda) -> bool:
-    params = {a.arg for a in [*lam.args.posonlyargs, *lam.args.args, *lam.args.kwonlyargs]}
-    for sub in ast.walk(lam.body):
-        if isinstance(sub, ast.Call):
-            name = root_name(sub.func)
-            if name is None or (name not in params and name not in PURE_BUILTINS):
-                return True
-        if isinstance(sub, ast.NamedExpr):
-            return True
-    return False
-
-
-def _nonempty(node: ast.expr) -> bool:
-    """A loop iterable that certainly yields something: `range(5)`, `range(1, 10)`, `[a, b]`."""
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return bool(node.elts) and not any(isinstance(e, ast.Starred) for e in node.elts)
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"):
-        return False
-    if node.keywords or not 1 <= len(node.args) <= 2:
-        return False
-    bounds = [a.value if isinstance(a, ast.Constant) and type(a.value) is int else None for a in node.args]
-    if None in bounds:
-        return False
-    start, stop = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
-    return isinstance(start, int) and isinstance(stop, int) and stop > start
-
-
-def _may_jump(stmt: ast.stmt) -> bool:
-    """Whether `stmt` may leave the current loop iteration early (break/continue not in a nested loop)."""
-    stack: list[ast.AST] = [stmt]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, (ast.Break, ast.Continue)):
-            return True
-        if isinstance(cur, (ast.For, ast.AsyncFor, ast.While)):
-            stack.extend(cur.orelse)  # a break in the nested loop's body only leaves that loop
-            continue
-        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        stack.extend(ast.iter_child_nodes(cur))
-    return False
-
-
-def _as_load(node: ast.expr) -> ast.expr:
-    """A copy of an assignment/del target that reads it instead."""
-    copy = ast.copy_location(type(node)(**{f: getattr(node, f) for f in node._fields}), node)
-    if hasattr(copy, "ctx"):
-        copy.ctx = ast.Load()
-    return copy
-
 
 def walk_cell(
-    tree: ast.Module, is_library: Callable[[str], bool], is_module: Callable[[str], bool] = lambda _: False
+    tree: ast.Module,
+    is_library: Callable[[str], bool],
+    is_module: Callable[[str], bool] = lambda _: False,
+    runtime: Callable[[list[Site]], Runtime] | None = None,
 ) -> list[Site]:
     """All expression sites of the cell, in evaluation order.
 
     `is_library(name)` says whether a kernel name is library code (a module, or an object whose calls
     cannot run the user's code); calls through any other name raise the barrier. `is_module(name)`
-    says whether a kernel name is a module.
+    says whether a kernel name is a module. `runtime(sites)` answers, from the sites walked so far,
+    which conditions the runtime decides and which loops certainly iterate.
     """
     walker = _Walker(is_library, is_module)
+    if runtime is not None:
+        walker.runtime = runtime(walker.sites)
     walker.block(tree.body)
     return walker.sites

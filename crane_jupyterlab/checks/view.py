@@ -51,6 +51,7 @@ class ObjInfo:
     length: int | None = None
     columns: list[Any] | None = None  # complete column labels of a DataFrame
     index_names: list[Any] | None = None  # names of a DataFrame's index levels (None for unnamed ones)
+    column_attrs: list[str] | None = None  # columns the cell reads as attributes (`df.Age` is df['Age'])
     keys: list[Any] | None = None  # complete keys of a dict
     fitted: bool | None = None
     n_features_in: int | None = None
@@ -75,6 +76,18 @@ class ObjInfo:
     facts: list[str] = field(default_factory=list)  # "key = value" strings, the evidence shown to users
     bind_error: str | None = None  # a call entry: why its arguments cannot bind to the callee's signature
     callee: str | None = None  # a call entry: module.name of a callee the cell imports
+    raises: str | None = None  # a call entry: the exception its arguments raise (TypeError by default)
+    value: Any = None  # a scalar's value (int, float, bool, complete str, None): see has_value
+    has_value: bool = False
+    unique: int | None = None  # distinct non-missing values (on a sample: a lower bound)
+    kind: str | None = None  # binary, categorical, continuous, many-valued, constant, text, ...
+    sampled: bool = False  # value facts were computed on a sample of the rows
+    dtypes: dict[str, int] | None = None  # DataFrame: {dtype: number of columns}
+    non_numeric: int | None = None  # values that are not numbers (text columns, on the sample)
+    non_numeric_examples: list[Any] | None = None  # some of them (their presence proves it)
+    compiled: bool | None = None  # keras model
+    derived: str | None = None  # how the cell computes this value from a kernel object (evidence)
+    source: str | None = None  # derived frames: the kernel frame whose column entries still describe it
     device: str | None = None  # torch tensor (or torch.device): "cpu", "cuda:0", "cuda" (current device)
     requires_grad: bool | None = None  # torch tensor
     # Every fact of the entry by key, as the probe sent it (first value wins): what a rule needs beyond
@@ -100,6 +113,21 @@ class ObjInfo:
     @property
     def is_sklearn(self) -> bool:
         return type_root(self.type) == "sklearn"
+
+    @property
+    def is_series(self) -> bool:
+        return self.is_("pandas", "Series")
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.is_("torch", "Tensor")
+
+    def rows(self) -> int | None:
+        """Length of the first axis, when known."""
+        if self.shape:
+            first = self.shape[0]
+            return first if isinstance(first, int) else None
+        return self.length
 
 
 @dataclass
@@ -217,6 +245,8 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     index_names = f.get("index_names")
     if isinstance(index_names, list) and info.shape is not None and len(index_names) < 10:
         info.index_names = index_names
+    if isinstance(f.get("column_attrs"), list):
+        info.column_attrs = [str(a) for a in f["column_attrs"] if isinstance(a, str)]
     keys = f.get("keys")
     if isinstance(keys, list) and info.length is not None and len(keys) == info.length:
         info.keys = keys
@@ -235,8 +265,26 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     if isinstance(steps, list) and all(isinstance(step, str) for step in steps):
         info.steps = [step.split("=", 1)[-1] for step in steps]
     if info.type == "call":
+        info.raises = f["raises"] if isinstance(f.get("raises"), str) else "TypeError"
         info.bind_error = f["bind_error"] if isinstance(f.get("bind_error"), str) else None
         info.callee = f["callee"] if isinstance(f.get("callee"), str) else None
+    value = f.get("value")
+    if info.type in ("int", "float", "bool", "NoneType") and (value is None) == (info.type == "NoneType"):
+        if not (info.type == "float" and isinstance(value, str)):  # "nan"/"inf" spelled as text
+            info.value, info.has_value = value, True
+    elif info.type == "str" and isinstance(value, str) and info.length == len(value):
+        info.value, info.has_value = value, True  # complete (the probe truncates long strings)
+    info.unique = _int(f.get("unique"))
+    info.kind = f["kind"] if isinstance(f.get("kind"), str) else None
+    info.sampled = f.get("sampled") is not None
+    dtypes = f.get("dtypes")
+    if isinstance(dtypes, dict) and all(isinstance(v, int) for v in dtypes.values()):
+        info.dtypes = {str(k): int(v) for k, v in dtypes.items()}
+    info.non_numeric = _int(f.get("non_numeric"))
+    if isinstance(f.get("non_numeric_examples"), list):
+        info.non_numeric_examples = list(f["non_numeric_examples"])
+    compiled = f.get("compiled")
+    info.compiled = compiled if isinstance(compiled, bool) else None
     info.num_classes = _int(f.get("num_classes"))
     info.device = f["device"] if isinstance(f.get("device"), str) else None
     info.requires_grad = f["requires_grad"] if isinstance(f.get("requires_grad"), bool) else None
@@ -299,15 +347,19 @@ def from_probe(result: dict[str, Any]) -> RuntimeView:
                         alias, full, module.version, module.grad_enabled, module.facts
                     )
     _paths_from_docs(view, result.get("docs"))
-    stack = [e for e in (result.get("objects") or []) if isinstance(e, dict)]
+    stack: list[tuple[dict[str, Any], ObjInfo | None]] = [
+        (e, None) for e in (result.get("objects") or []) if isinstance(e, dict)
+    ]
     while stack:
-        entry = stack.pop(0)
+        entry, parent = stack.pop(0)
         info = _info_from_entry(entry)
+        if parent is not None and parent.is_frame and info.is_series and info.shape is None and parent.shape:
+            info.shape = [parent.shape[0]]  # a column has the frame's rows
         known = view.objects.get(info.expr)
         if known is not None and known.path and not known.type:  # made from +D docs: keep its path
             info.path, info.module, info.user_code = known.path, known.module, known.user_code
             view.objects[info.expr] = info
         elif info.expr and info.expr not in view.objects:
             view.objects[info.expr] = info
-        stack.extend(c for c in entry.get("children") or [] if isinstance(c, dict))
+        stack.extend((c, info) for c in entry.get("children") or [] if isinstance(c, dict))
     return view

@@ -4,18 +4,21 @@ arguments that cannot bind to the callee's signature, and files the cell opens.
 
 from __future__ import annotations
 
-import abc
 import ast
-import inspect
 import sys
 import types
 from typing import Any
 
 from .safe import (
     _MISSING,
+    _TYPE_MODULE,
     _add,
+    _class_dict,
+    _class_name,
+    _class_str,
     _close,
     _Ctx,
+    _drop_first,
     _entry,
     _fact,
     _get_attr,
@@ -25,8 +28,13 @@ from .safe import (
     _isfunction,
     _isinst,
     _ismethod,
+    _method_func,
     _module_dict,
     _mro,
+    _plain_class,
+    _root,
+    _signature_of,
+    _signature_text,
     _trim,
     _Unsafe,
 )
@@ -56,7 +64,8 @@ def _call_checks(scan: _Scanner, ns: dict[str, Any], ctx: _Ctx) -> list[dict[str
             continue
         for style in call.pos_strings[:3]:
             entry = _entry(f"{_ops_text(call.root, call.ops)}({style!r})", "matplotlib style")
-            ok = style in available or "/" in style or "." in style
+            # "default" restores rcParamsDefault; dotted names are package styles, slashes paths/URLs
+            ok = style in available or style == "default" or "/" in style or "." in style
             entry["facts"].append(_fact("V", "available", ok))
             if not ok:
                 entry["missing"] = True
@@ -102,36 +111,22 @@ def _argument_checks(scan: _Scanner, ns: dict[str, Any], ctx: _Ctx) -> list[dict
         except Exception:
             continue
         failed = _bind_failure(fn, call.n_pos, call.keywords)
+        raises = "TypeError"
+        if failed is None:
+            failed = _keras_leftovers(fn, call.keywords)
+            raises = "ValueError"
         if failed is None:
             continue
         signature, message = failed
         entry = _entry(call.text, "call")
         _add(entry, "R", "bind_error", _trim(message, 160))
         _add(entry, "R", "signature", _trim(signature, 200))
+        if raises != "TypeError":
+            _add(entry, "R", "raises", raises)
         if call.root is None and call.origin is not None:
             _add(entry, "R", "callee", ".".join(call.origin))
         out.append(entry)
     return out
-
-
-def _plain_class(cls: type) -> bool:
-    """A class whose call is `object.__new__` + a Python `__init__` (or object's): its signature is
-    the whole truth. Metaclasses with their own `__call__`, custom `__new__` (keras layers, named
-    tuples, enums) and C bases are left alone."""
-    if type(cls) not in (type, abc.ABCMeta):
-        return False
-    new = init = None
-    for klass in _mro(cls):
-        d = _module_dict(klass)
-        if new is None and "__new__" in d:
-            new = d["__new__"]
-        if init is None and "__init__" in d:
-            init = d["__init__"]
-    if new is not object.__new__:
-        return False
-    if init is object.__init__:
-        return True
-    return _isfunction(init) and not _decorated(init)
 
 
 def _decorated(fn: Any) -> bool:
@@ -145,25 +140,72 @@ def _bind_failure(fn: Any, n_pos: int, keywords: list[str]) -> tuple[str, str] |
     """(signature, TypeError message) when calling `fn` with `n_pos` positional arguments and these
     keywords must raise TypeError, whatever the values; None when it binds or when unsure."""
     if _ismethod(fn):
-        target = fn.__func__
-        if not _isfunction(target) or _decorated(target):
+        if _decorated(_method_func(fn)):
             return None
     elif _isclass(fn):
-        if not _plain_class(fn) or any("__signature__" in _module_dict(k) for k in _mro(fn)):
+        if not _plain_class(fn):
             return None
     elif not _isfunction(fn) or _decorated(fn):
         return None
-    try:
-        signature = inspect.signature(fn, follow_wrapped=False)
-    except Exception:
+    signature = _signature_of(fn, follow_wrapped=False)
+    if signature is None:
         return None
     try:
         signature.bind(*([None] * n_pos), **dict.fromkeys(keywords))
     except TypeError as exc:
-        return str(signature), str(exc)
+        message = exc.args[0] if exc.args and type(exc.args[0]) is str else "arguments do not bind"
+        return _signature_text(signature), message
     except Exception:
         return None
     return None
+
+
+# Keyword arguments the Keras base classes consume themselves (besides the named parameters of the
+# __init__s in the class's MRO): anything else left in **kwargs is rejected with ValueError
+# ("Argument(s) not recognized", "Unrecognized keyword arguments passed to Dense").
+KERAS_POPPED = {
+    "BaseOptimizer": frozenset({"decay"}),
+    "Layer": frozenset({"input_dim", "input_shape", "implementation", "input_length", "batch_input_shape"}),
+}
+# Layer families whose constructors only forward **kwargs to Layer (no other keyword is taken out).
+KERAS_LAYER_MODULES = ("keras.src.layers.core.", "keras.src.layers.convolutional.", "keras.src.layers.rnn.",
+                       "keras.src.layers.pooling.", "keras.src.layers.regularization.",
+                       "keras.src.layers.normalization.", "keras.src.layers.reshaping.",
+                       "keras.src.optimizers.")  # fmt: skip
+
+
+def _keras_leftovers(cls: Any, keywords: list[str]) -> tuple[str, str] | None:
+    """(signature, message) when a Keras 3 optimizer or core layer is given keywords that no
+    __init__ of its class chain names and its base class does not consume."""
+    if not keywords or not _isclass(cls) or _root(cls) != "keras":
+        return None
+    module = _class_str(_TYPE_MODULE, cls)
+    if not (module + ".").startswith(KERAS_LAYER_MODULES):
+        return None
+    base = next((name for klass in _mro(cls) for name in KERAS_POPPED if _class_name(klass) == name
+                 and _root(klass) == "keras"), None)  # fmt: skip
+    if base is None:
+        return None
+    accepted: set[str] = set(KERAS_POPPED[base])
+    own: Any = None
+    for klass in _mro(cls):
+        init = _class_dict(klass).get("__init__")
+        if not _isfunction(init):
+            continue
+        sig = _signature_of(init, follow_wrapped=False)
+        if sig is None:
+            return None
+        own = own or sig
+        accepted.update(
+            p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        )
+    if own is None or not any(p.kind is p.VAR_KEYWORD for p in own.parameters.values()):
+        return None
+    leftover = [k for k in keywords if k not in accepted]
+    if not leftover:
+        return None
+    what = "Argument(s) not recognized" if base == "BaseOptimizer" else "Unrecognized keyword arguments"
+    return _signature_text(_drop_first(own) or own), f"{what}: {', '.join(leftover)}"
 
 
 def _path_checks(scan: _Scanner, ns: dict[str, Any]) -> list[dict[str, Any]]:

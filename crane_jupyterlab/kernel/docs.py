@@ -5,19 +5,30 @@ from __future__ import annotations
 import ast
 import inspect
 import sys
+import types
 from typing import Any
 
 from .safe import (
     _MISSING,
+    _TYPE_MODULE,
+    _TYPE_QUALNAME,
+    _class_str,
     _Ctx,
     _get_attr,
     _isclass,
     _isfunction,
+    _isinst,
+    _ismethod,
+    _lookup,
+    _method_func,
     _safe_repr,
     _short_type,
+    _signature_of,
+    _signature_text,
     _trim,
     _trusted,
     _trusted_callable,
+    _type_name,
 )
 from .scan import _Scanner
 
@@ -41,7 +52,7 @@ def _docs(scan: _Scanner, ns: dict[str, Any], ctx: _Ctx) -> list[dict[str, Any]]
             fn, _ = _resolve_callee(call.func, scan, ns, 0)
         except Exception:
             continue
-        if fn is _MISSING or not callable(fn) or not _trusted_callable(fn):
+        if fn is _MISSING or not _trusted_callable(fn):
             continue
         doc = _doc_entry(text, fn, ctx)
         if doc is not None:
@@ -80,17 +91,16 @@ def _resolve_callee(node: ast.expr, scan: _Scanner, ns: dict[str, Any], depth: i
         if base is _MISSING:
             return _MISSING, False
         if instance:
-            return (getattr(base, node.attr) if _trusted(base) else _MISSING), False
+            return (_get_attr(base, node.attr) if _trusted(base) else _MISSING), False
         return _get_attr(base, node.attr), False
     return _MISSING, False
 
 
 def _doc_entry(call: str, fn: Any, ctx: _Ctx) -> dict[str, Any] | None:
-    target = fn.__init__ if _isclass(fn) else fn
-    try:
-        sig = inspect.signature(fn)
-    except Exception:
-        sig = None
+    # A bound method's docs are its function's: inspect.getdoc on the method would look up the
+    # instance's `__class__`, which a notebook object may compute.
+    fn = _method_func(fn) if _ismethod(fn) else fn
+    sig = _signature_of(fn)
     if sig is not None and _isfunction(fn) and list(sig.parameters)[:1] == ["self"]:
         sig = sig.replace(parameters=list(sig.parameters.values())[1:])  # a method taken from its class
     required: list[str] = []
@@ -106,18 +116,41 @@ def _doc_entry(call: str, fn: Any, ctx: _Ctx) -> dict[str, Any] | None:
                 required.append(p.name)
             elif p.default is not p.empty:
                 optional[p.name] = _safe_repr(p.default, ctx)
-    raw = inspect.getdoc(fn) or (inspect.getdoc(target) if target is not fn else None) or ""
-    qual = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', _short_type(fn))}"
+    raw = _docstring(fn)
+    if not raw and _isclass(fn):
+        raw = _docstring(_lookup(fn, "__init__")[1])
+    module, qualname = _origin_names(fn)
     return {
         "call": call,
-        "qualname": qual,
-        "signature": _trim(str(sig), 300) if sig is not None else None,
+        "qualname": f"{module}.{qualname}",
+        "signature": _trim(_signature_text(sig, ctx), 300) if sig is not None else None,
         "required": required,
         "optional": optional,
         "kwonly": kwonly,
         "notes": _doc_section(raw, "Notes"),
         "warnings": _doc_section(raw, "Warnings"),
     }
+
+
+def _docstring(fn: Any) -> str:
+    """The cleaned docstring of a trusted library callable (inspect.getdoc, which may look the name up
+    in the library's classes); "" for anything else."""
+    if fn is _MISSING or not _trusted_callable(fn):
+        return ""
+    try:
+        doc = inspect.getdoc(fn)
+    except Exception:
+        return ""
+    return doc if type(doc) is str else ""
+
+
+def _origin_names(fn: Any) -> tuple[str, str]:
+    if _isclass(fn):
+        return _class_str(_TYPE_MODULE, fn), _class_str(_TYPE_QUALNAME, fn) or _short_type(fn)
+    if _isinst(fn, (types.FunctionType, types.BuiltinFunctionType)):
+        module, qualname = fn.__module__, fn.__qualname__
+        return (module if type(module) is str else ""), (qualname if type(qualname) is str else "")
+    return _type_name(fn).rsplit(".", 1)[0], _short_type(fn)
 
 
 def _doc_section(doc: str, title: str) -> str:

@@ -51,8 +51,11 @@ def _column_hints(scan: _Scanner, ns: dict[str, Any]) -> dict[str, dict[str, Any
                 want(ref.root, k, ref.pos)
         elif ref.ops and ref.ops[0][0] == "attr" and _is(ns.get(ref.root), "pandas", "DataFrame"):
             with contextlib.suppress(Exception):
-                if ref.ops[0][1] in ns[ref.root].columns:
+                if _is_column_attr(ns[ref.root], ref.ops[0][1]):
                     want(ref.root, ref.ops[0][1], ref.pos)
+                    attrs = hints.setdefault(ref.root, {"columns": []}).setdefault("attrs", [])
+                    if ref.ops[0][1] not in attrs:
+                        attrs.append(ref.ops[0][1])
     for call in scan.calls:
         frames = _call_frames(call, ns)
         strings = [s for k, v in call.kw_strings.items() if k in COLUMN_KWARGS for s in v]

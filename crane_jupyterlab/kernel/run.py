@@ -19,7 +19,7 @@ from .docs import _docs
 from .libraries import _modules
 from .lineage import _lineage, _skip_lineage
 from .refs import _chain_entries, _column_hints
-from .safe import IPYTHON_NAMES, _Ctx, _isfunction, _isinst, _trim, _trusted_callable
+from .safe import IPYTHON_NAMES, _Ctx, _entry, _isfunction, _isinst, _trim, _trusted_callable, _type_name
 from .scan import _Scanner
 from .summarize import summarize
 from .summarize.builtins import _function_globals
@@ -59,8 +59,8 @@ def run(
         with warnings.catch_warnings(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             warnings.simplefilter("ignore")
             _run(result, source, opts, namespace, t0)
-    except Exception as exc:  # the contract: never raise into the kernel
-        result["error"] = f"{type(exc).__name__}: {_trim(str(exc), 200)}"
+    except BaseException as exc:  # the contract: never raise into the kernel, not even SystemExit
+        result["error"] = _failure(exc)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -140,7 +140,7 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
             continue
         if len(objects) >= MAX_ENTRIES:
             break
-        objects.append(summarize(value, name, ctx, hints.get(name)))
+        objects.append(_describe(value, name, ctx, hints.get(name)))
     done = {o["expr"] for o in objects}
     for ref in scan.refs:
         if len(objects) >= MAX_ENTRIES or ref.root not in ns:
@@ -160,7 +160,7 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
     for rel, via, relation in related:
         if len(objects) >= MAX_ENTRIES or rel in done:
             continue
-        entry = summarize(ns[rel], rel, ctx, hints.get(rel))
+        entry = _describe(ns[rel], rel, ctx, hints.get(rel))
         entry["via"] = via
         entry["relation"] = relation
         objects.append(entry)
@@ -170,6 +170,24 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
     if opts.get("docs"):
         result["docs"] = _docs(scan, ns, ctx)
     result["budget_exhausted"] = ctx.exhausted
+
+
+def _describe(value: Any, name: str, ctx: _Ctx, hints: dict[str, Any] | None) -> dict[str, Any]:
+    """summarize(), with a BaseException from the one place the probe runs notebook code on purpose
+    (a map-style Dataset's `__getitem__`) costing this entry only."""
+    try:
+        return summarize(value, name, ctx, hints)
+    except BaseException as exc:
+        entry = _entry(name, _type_name(value))
+        entry["error"] = _failure(exc)
+        return entry
+
+
+def _failure(exc: BaseException) -> str:
+    """The reason text of an exception, without running its (possibly notebook-defined) __str__."""
+    args = exc.args if type(exc.args) is tuple else ()
+    detail = args[0] if args and type(args[0]) is str else ""
+    return f"{_type_name(exc)}: {_trim(detail, 200)}" if detail else _type_name(exc)
 
 
 def _undefined(name: str, ns: dict[str, Any]) -> bool:

@@ -44,6 +44,7 @@ def ns() -> dict[str, Any]:
         "for epoch in range(3):\n    Z = X @ W",
         "b = a3 + a4",
         "m = X93[y == 1].mean(axis=0)",
+        "m = X[y[:150] == 1]",  # y has 100 elements: the slice keeps 100
         "fig, ax = plt.subplots()\nax.plot(dates, sales)",
         "plt.plot(dates, sales)",
         "plt.scatter(dates, sales)",
@@ -64,7 +65,7 @@ def test_shape_mismatches_are_crashes(ns: dict[str, Any], source: str, rules: Ch
         "W = W_ok\nZ = X @ W",
         "for w in []:\n    Z = X @ W",
         "if X.shape[1] == 4:\n    Z = X @ W",
-        "m = X[y[:150] == 1]",
+        "m = X[:100][y == 1]",  # a derived array of the mask's length
         "fig, ax = plt.subplots()\nax.plot(dates, sales120)",
         "fig, axes = plt.subplots(1, 2)\naxes[0].plot(dates, sales120)",
         "sales.plot()",

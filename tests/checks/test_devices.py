@@ -20,8 +20,7 @@ from typing import Any
 import pytest
 
 from crane_jupyterlab.checks.cell import parse_cell
-from crane_jupyterlab.checks.context import CellContext
-from crane_jupyterlab.checks.flow import walk_cell
+from crane_jupyterlab.checks.core import cell_context
 from crane_jupyterlab.checks.rules import devices
 from crane_jupyterlab.checks.view import from_probe
 from crane_jupyterlab.kernel import run as probe
@@ -117,7 +116,7 @@ def found(source: str, ns: dict[str, Any], *, gpu: tuple[str, ...] = ()) -> list
     tree, _ = parse_cell(source)
     assert tree is not None
     view = from_probe(result)
-    ctx = CellContext(source, tree, view, walk_cell(tree, view.is_library, view.modules.__contains__))
+    ctx = cell_context(source, tree, view)
     return list(devices.check(ctx))
 
 

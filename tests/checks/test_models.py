@@ -40,6 +40,7 @@ def tns() -> dict[str, Any]:
     [
         ("out = model(X_wide)", RuntimeError),
         ("out = model(X_double)", RuntimeError),
+        ("out = model(X_wide.double())", RuntimeError),  # the cell's cast is followed exactly
         ("out = cnn(imgs)", RuntimeError),
         ("loss = criterion(model(X), y_bad)", IndexError),
         ("for step in range(3):\n    loss = F.cross_entropy(model(X), y_bad)", IndexError),

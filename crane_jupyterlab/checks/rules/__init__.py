@@ -13,10 +13,15 @@ from . import (
     columns,
     conversion,
     devices,
+    indexing,
+    labels,
+    lengths,
     missing_values,
     names,
     shapes,
     sklearn,
+    text,
+    types,
     values,
 )
 
@@ -33,5 +38,10 @@ RULES: tuple[Rule, ...] = (
     missing_values.check,
     arrays.check,
     values.check,
+    types.check,
+    indexing.check,
+    lengths.check,
+    text.check,
+    labels.check,
     devices.check,
 )

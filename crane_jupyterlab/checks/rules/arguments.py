@@ -30,9 +30,11 @@ def check(ctx: CellContext) -> Iterator[Finding]:
     for site in ctx.certain(ast.Call):
         call = site.node
         assert isinstance(call, ast.Call)
-        if has_star_args(call) or site.caught(("TypeError",)):
+        if has_star_args(call):
             continue
         entry = ctx.view.get(ast.unparse(call))
+        if entry is not None and site.caught((entry.raises or "TypeError",)):
+            continue
         name = root_name(call.func)
         if entry is None or entry.bind_error is None or name is None:
             continue
@@ -44,7 +46,7 @@ def check(ctx: CellContext) -> Iterator[Finding]:
         callee = ast.unparse(call.func)
         yield Finding(
             rule=RULE,
-            message=f"TypeError: {callee}() {entry.bind_error} (line {line_of(call)}).",
+            message=f"{entry.raises or 'TypeError'}: {callee}() {entry.bind_error} (line {line_of(call)}).",
             evidence=[f for f in entry.facts if ".bind_error = " in f or ".signature = " in f],
             line=line_of(call),
         )

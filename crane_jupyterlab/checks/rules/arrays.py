@@ -72,6 +72,15 @@ def _matmul(ctx: CellContext, site: Site, node: ast.expr) -> Finding | None:
             path = ctx.class_path(node.func, site)
             if path is not None and path.split(".")[0] == "numpy":
                 pair, what = (node.args[0], node.args[1]), "np.dot"
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "matmul":
+        path = ctx.class_path(node.func, site)
+        if (
+            path is not None
+            and path.split(".")[0] in ("numpy", "torch")
+            and len(node.args) == 2
+            and not node.keywords
+        ):
+            pair, what = (node.args[0], node.args[1]), "@"
     if pair is None:
         return None
     a, b = _array(ctx, pair[0], site), _array(ctx, pair[1], site)
@@ -207,6 +216,92 @@ def _plot_lengths(ctx: CellContext, site: Site, call: ast.Call) -> Finding | Non
     )
 
 
+def _reshape(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """`x.reshape(a, b)`, `np.reshape(x, (a, b))`, `t.view(a, -1)`: a shape whose size differs from the
+    array's (or that -1 cannot complete)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or has_star_args(call):
+        return None
+    if func.attr in ("reshape", "view") and (call.args or not call.keywords):
+        target = ctx.value_of(func.value, site)
+        dims_nodes = list(call.args)
+        if target is not None and target.is_ndarray and func.attr == "view":
+            return None  # ndarray.view(dtype) reinterprets, it does not reshape
+        if call.keywords and not (
+            target is not None and target.is_ndarray and [k.arg for k in call.keywords] == ["order"]
+        ):
+            return None
+    else:
+        return None
+    if target is None and func.attr == "reshape" and len(call.args) == 2:
+        path = ctx.class_path(func, site)
+        if path is None or path.split(".")[0] != "numpy":
+            return None
+        target, dims_nodes = ctx.value_of(call.args[0], site), [call.args[1]]
+    if target is None or not (target.is_ndarray or target.is_tensor) or target.shape is None:
+        return None
+    if not all(isinstance(d, int) for d in target.shape):
+        return None
+    if len(dims_nodes) == 1 and isinstance(dims_nodes[0], (ast.Tuple, ast.List)):
+        dims_nodes = list(dims_nodes[0].elts)
+    dims = [ctx.scalar(d, site) for d in dims_nodes]
+    if not dims or not all(type(d) is int for d in dims):
+        return None
+    size = 1
+    for d in target.shape:
+        size *= d  # type: ignore[operator]
+    known = 1
+    for d in dims:
+        if d != -1:
+            known *= d
+    if any(d < -1 for d in dims) or dims.count(-1) > 1:
+        return None
+    fits = (known != 0 and size % known == 0) if -1 in dims else known == size
+    if fits or site.caught((_error(target),)):
+        return None
+    wanted = "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
+    if target.is_ndarray:
+        message = f"ValueError: cannot reshape array of size {size} into shape {wanted}"
+    else:
+        message = f"RuntimeError: shape '[{', '.join(map(str, dims))}]' is invalid for input of size {size}"
+    return Finding(
+        rule=RULE,
+        message=f"{message}: {target.expr} has shape {_shape(target)} (line {line_of(call)}).",
+        evidence=[f"{target.expr}.shape = {_shape(target)}", *([target.derived] if target.derived else [])],
+        line=line_of(call),
+    )
+
+
+def _imshow(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """`plt.imshow(x)` / `ax.imshow(x)`: matplotlib takes (M, N), (M, N, 1), (M, N, 3) or (M, N, 4)
+    ("Invalid shape (3, 32, 32) for image data": a channels-first tensor)."""
+    func = call.func
+    if (
+        not (isinstance(func, ast.Attribute) and func.attr == "imshow")
+        or not call.args
+        or has_star_args(call)
+    ):
+        return None
+    image = _array(ctx, call.args[0], site)
+    if image is None or image.shape is None or not _is_axes_call(ctx, site, func):
+        return None
+    shape = list(image.shape)
+    if len(shape) == 3 and shape[-1] == 1:
+        shape = shape[:-1]
+    if len(shape) == 2 or (len(shape) == 3 and shape[-1] in (3, 4)) or site.caught(("TypeError",)):
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"TypeError: Invalid shape {tuple(image.shape)} for image data: imshow takes (M, N), (M, N, "
+            "3) or "
+            f"(M, N, 4); {image.expr} is {_shape(image)} (line {line_of(call)})."
+        ),
+        evidence=[f"{image.expr}.shape = {_shape(image)}", *([image.derived] if image.derived else [])],
+        line=line_of(call),
+    )
+
+
 def check(ctx: CellContext) -> Iterator[Finding]:
     for site in ctx.sites:
         if not site.certain:
@@ -216,7 +311,12 @@ def check(ctx: CellContext) -> Iterator[Finding]:
         if isinstance(node, ast.BinOp):
             finding = _matmul(ctx, site, node) or _elementwise(ctx, site, node)
         elif isinstance(node, ast.Call):
-            finding = _matmul(ctx, site, node) or _plot_lengths(ctx, site, node)
+            finding = (
+                _matmul(ctx, site, node)
+                or _plot_lengths(ctx, site, node)
+                or _reshape(ctx, site, node)
+                or _imshow(ctx, site, node)
+            )
         elif isinstance(node, ast.Subscript):
             finding = _boolean_index(ctx, site, node)
         if finding is not None:

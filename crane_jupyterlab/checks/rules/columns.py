@@ -44,7 +44,7 @@ def missing_columns(ctx: CellContext, frame: ObjInfo, keys: list[str]) -> list[s
     """The keys `frame` certainly lacks ([] = all there), or None when that cannot be told."""
     absent: list[str] = []
     for key in keys:
-        child = ctx.view.get(f"{frame.expr}[{key!r}]")
+        child = ctx.view.get(f"{frame.expr}[{key!r}]") if not frame.derived else None
         if child is not None:
             if child.missing:
                 absent.append(key)
@@ -157,38 +157,97 @@ def _drop(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     )
 
 
-# Methods whose argument names columns only (never index levels): method -> (positional index, keyword).
-COLUMN_ARGUMENTS = {
-    "dropna": (None, "subset"),
-    "drop_duplicates": (0, "subset"),
-    "set_index": (0, "keys"),
-    "explode": (0, "column"),
+# DataFrame methods whose argument names columns: method -> (positional index, keywords, whether an index
+# level's name is accepted too). pandas raises KeyError for a name that is neither.
+COLUMN_ARGUMENTS: dict[str, tuple[int | None, tuple[str, ...], bool]] = {
+    "dropna": (None, ("subset",), False),
+    "drop_duplicates": (0, ("subset",), False),
+    "duplicated": (0, ("subset",), False),
+    "set_index": (0, ("keys",), False),
+    "explode": (0, ("column",), False),
+    "pop": (0, ("item",), False),
+    "nlargest": (1, ("columns",), False),
+    "nsmallest": (1, ("columns",), False),
+    "melt": (None, ("id_vars", "value_vars"), False),
+    "sort_values": (0, ("by",), True),
+    "groupby": (0, ("by",), True),
 }
 
 
 def _column_method(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
-    """`df.dropna(subset=[...])`, `df.set_index('c')`, `pd.get_dummies(df, columns=[...])`, ..."""
+    """`df.dropna(subset=[...])`, `df.sort_values('c')`, `df.groupby('c')`, `pd.get_dummies(df,
+    columns=[...])`, ... naming a column the frame does not have."""
     func = call.func
     if not isinstance(func, ast.Attribute) or has_star_args(call) or site.caught(("KeyError",)):
         return None
     frame_node: ast.expr | None = None
-    keys_node: ast.expr | None = None
+    keys_nodes: list[ast.expr] = []
+    levels_ok = False
     if func.attr in COLUMN_ARGUMENTS:
-        position, keyword = COLUMN_ARGUMENTS[func.attr]
+        position, keywords, levels_ok = COLUMN_ARGUMENTS[func.attr]
         frame_node = func.value
-        keys_node = kwarg(call, keyword)
-        if keys_node is None and position is not None and len(call.args) > position:
-            keys_node = call.args[position]
-        if func.attr == "dropna" and kwarg(call, "axis") is not None:
-            return None  # subset names rows when axis=1
+        keys_nodes = [node for node in (kwarg(call, k) for k in keywords) if node is not None]
+        if not keys_nodes and position is not None and len(call.args) > position:
+            keys_nodes = [call.args[position]]
+        if func.attr in ("dropna", "sort_values", "groupby") and kwarg(call, "axis") is not None:
+            return None  # along the other axis the names are row labels
+        if func.attr == "groupby" and kwarg(call, "level") is not None:
+            return None
     elif func.attr == "get_dummies":
         path = ctx.class_path(func, site)
         if path is None or path.split(".")[0] != "pandas":
             return None
         frame_node = call.args[0] if call.args else kwarg(call, "data")
-        keys_node = kwarg(call, "columns")
-    keys = const_strs(keys_node)
-    if frame_node is None or keys is None:
+        keys_nodes = [node for node in [kwarg(call, "columns")] if node is not None]
+    if frame_node is None or not keys_nodes:
+        return None
+    keys: list[str] = []
+    for node in keys_nodes:
+        found = const_strs(node)
+        if found is None:
+            return None
+        keys += found
+    frame = ctx.value_of(frame_node, site)
+    if frame is None or not frame.is_frame:
+        return None
+    if levels_ok:
+        if frame.index_names is None:
+            return None  # an index level may carry the name
+        keys = [k for k in keys if k not in frame.index_names]
+    absent = missing_columns(ctx, frame, keys)
+    if not absent:
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"KeyError: {func.attr}() names column(s) {', '.join(map(repr, absent))} that {frame.expr} does "
+            f"not have (line {line_of(call)})."
+        ),
+        evidence=_columns_evidence(frame, absent)
+        + ([f"{frame.expr}.index_names = {frame.index_names}"] if levels_ok else []),
+        line=line_of(call),
+    )
+
+
+def _selection(ctx: CellContext, site: Site, node: ast.Subscript) -> Finding | None:
+    """`df.groupby(...)['c']` (KeyError: Column not found) and `df.loc[rows, 'c']` (KeyError) reading
+    a column the frame does not have."""
+    if not isinstance(node.ctx, ast.Load) or site.caught(("KeyError",)):
+        return None
+    value = node.value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "groupby":
+        keys = const_strs(node.slice)
+        frame_node: ast.expr = value.func.value
+        what = "groupby(...)[...] selects"
+    elif isinstance(value, ast.Attribute) and value.attr == "loc" and isinstance(node.slice, ast.Tuple):
+        if len(node.slice.elts) != 2:
+            return None
+        keys = const_strs(node.slice.elts[1])
+        frame_node = value.value
+        what = ".loc[...] reads"
+    else:
+        return None
+    if keys is None:
         return None
     frame = ctx.value_of(frame_node, site)
     if frame is None or not frame.is_frame:
@@ -199,11 +258,11 @@ def _column_method(ctx: CellContext, site: Site, call: ast.Call) -> Finding | No
     return Finding(
         rule=RULE,
         message=(
-            f"KeyError: {func.attr}() names column(s) {', '.join(map(repr, absent))} that {frame.expr} does "
-            f"not have (line {line_of(call)})."
+            f"KeyError: {what} column(s) {', '.join(map(repr, absent))} that {frame.expr} does not have "
+            f"(line {line_of(node)})."
         ),
         evidence=_columns_evidence(frame, absent),
-        line=line_of(call),
+        line=line_of(node),
     )
 
 
@@ -313,7 +372,7 @@ def check(ctx: CellContext) -> Iterator[Finding]:
         node = site.node
         finding = None
         if isinstance(node, ast.Subscript):
-            finding = _subscript(ctx, site, node)
+            finding = _subscript(ctx, site, node) or _selection(ctx, site, node)
         elif isinstance(node, ast.Call):
             finding = (
                 _drop(ctx, site, node)

@@ -74,11 +74,16 @@ def _bad_strings(series: ObjInfo) -> list[str]:
     """Example values that prove the column holds non-numeric text."""
     if series.dtype is not None and not series.dtype.startswith(TEXT_DTYPES):
         return []
-    return [
-        v
-        for v in series.examples or []
-        if isinstance(v, str) and unparsable(v) and (series.dtype is not None or not _DATETIME_LIKE.search(v))
-    ]
+    shown = [*(series.non_numeric_examples or []), *(series.examples or [])]
+    return list(
+        dict.fromkeys(
+            v
+            for v in shown
+            if isinstance(v, str)
+            and unparsable(v)
+            and (series.dtype is not None or not _DATETIME_LIKE.search(v))
+        )
+    )
 
 
 def _finding(series: ObjInfo, call: ast.Call, what: str, bad: list[str]) -> Finding:

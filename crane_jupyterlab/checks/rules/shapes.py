@@ -37,6 +37,7 @@ TORCH_SAME_WIDTH = frozenset(
      "SELU", "SiLU", "Mish", "Softplus", "PReLU"}
 )  # fmt: skip
 TORCH_CE_LOSSES = frozenset({"CrossEntropyLoss", "NLLLoss"})
+TORCH_LAYERS = frozenset({"Linear", "Conv1d", "Conv2d", "Conv3d"})
 TORCH_CE_FUNCTIONS = frozenset({"cross_entropy", "nll_loss"})
 
 
@@ -214,14 +215,20 @@ def _torch_classes(ctx: CellContext, model: ObjInfo) -> int | None:
 
 def _torch_first_layer(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo) -> Finding | None:
     """`model(X)` with X that the first Linear/Conv layer cannot take."""
-    first_expr = f"{model.expr}[0]"
-    if first_expr not in model.children or len(call.args) != 1 or call.keywords:
-        return None  # the first leaf must be the Sequential's own first element, not nested deeper
+    if len(call.args) != 1 or call.keywords:
+        return None
+    if type_class(model.type) in TORCH_LAYERS:
+        first = model  # a layer called directly: `fc(x)`
+    else:
+        first_expr = f"{model.expr}[0]"
+        if first_expr not in model.children:
+            return None  # the first leaf must be the Sequential's own first element, not nested deeper
+        found = ctx.view.get(first_expr)
+        if found is None:
+            return None
+        first = found
     x = ctx.value_of(call.args[0], site)
     if x is None or not x.is_("torch", "Tensor") or x.shape is None:
-        return None
-    first = ctx.view.get(first_expr)
-    if first is None:
         return None
     cls = type_class(first.type)
     evidence = [f"{x.expr}.shape = {_shape_text(x.shape)}", f"{x.expr}.dtype = {x.dtype}"]
@@ -387,21 +394,88 @@ def _numpy_of_grad(ctx: CellContext, site: Site, call: ast.Call) -> Finding | No
 
 
 def _inside_with(tree: ast.Module, target: ast.AST) -> bool:
+    """Whether a `with` block that may change autograd or dtypes (anything but the contexts known to
+    leave computation alone, such as warnings.catch_warnings) encloses `target`."""
     for node in ast.walk(tree):
-        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
-            sub is target for stmt in node.body for sub in ast.walk(stmt)
+        if (
+            isinstance(node, (ast.With, ast.AsyncWith))
+            and any(sub is target for stmt in node.body for sub in ast.walk(stmt))
+            and not all(_leaves_computation(item.context_expr) for item in node.items)
         ):
             return True
     return False
+
+
+def _leaves_computation(expr: ast.expr) -> bool:
+    func = expr.func if isinstance(expr, ast.Call) else expr
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return last in (
+        "catch_warnings",
+        "open",
+        "tqdm",
+        "redirect_stdout",
+        "redirect_stderr",
+        "TemporaryDirectory",
+    )
+
+
+def _not_compiled(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """`model.fit(...)` on a Keras model that was never compiled: `_assert_compile_called` raises
+    ValueError ("You must call `compile()` before using the model"). The model is a kernel model whose
+    `compiled` fact is false, or one this cell builds and has not touched since (no compile call)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in (
+        "fit",
+        "evaluate",
+        "train_on_batch",
+        "test_on_batch",
+    ):
+        return None
+    model = ctx.value_of(func.value, site)
+    how = ""
+    if model is None:
+        made = ctx.made_here(func.value, site)
+        if made is None:
+            return None
+        model = made[0]
+        how = (
+            f"{ast.unparse(func.value)} is built in this cell ({ast.unparse(made[1])[:60]}) and not "
+            "compiled since"
+        )
+        if type_root(model.type) not in ("keras", "tensorflow", "tf_keras"):
+            return None
+        if type_class(model.type) not in ("Sequential", "Model"):
+            return None
+    elif not (_is_keras_model(model) and model.compiled is False):
+        return None
+    else:
+        how = f"{model.expr}.compiled = False"
+    if site.caught(("ValueError",)):
+        return None
+    return Finding(
+        rule="not-compiled",
+        message=(
+            "ValueError: You must call `compile()` before using the model: "
+            f"{ast.unparse(func.value)}.{func.attr}() "
+            f"on a model that was never compiled (line {line_of(call)})."
+        ),
+        evidence=[how],
+        line=line_of(call),
+    )
 
 
 def check(ctx: CellContext) -> Iterator[Finding]:
     for site in ctx.certain(ast.Call):
         call = site.node
         assert isinstance(call, ast.Call)
-        finding: Finding | None = None
+        finding: Finding | None = _not_compiled(ctx, site, call)
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr in KERAS_DATA_METHODS and not has_star_args(call):
+        if (
+            finding is None
+            and isinstance(func, ast.Attribute)
+            and func.attr in KERAS_DATA_METHODS
+            and not has_star_args(call)
+        ):
             model = ctx.value_of(func.value, site)
             if model is not None and _is_keras_model(model) and not site.caught(("ValueError",)):
                 finding = _keras_input(ctx, site, call, model)
@@ -411,7 +485,12 @@ def check(ctx: CellContext) -> Iterator[Finding]:
                     finding = _keras_targets(ctx, site, call, model)
         if finding is None and not site.caught(("RuntimeError",)):
             model = ctx.value_of(func, site) if isinstance(func, (ast.Name, ast.Attribute)) else None
-            if model is not None and _is_torch_sequential(model):
+            direct = (
+                model is not None
+                and type_root(model.type) == "torch"
+                and type_class(model.type) in TORCH_LAYERS
+            )
+            if model is not None and (_is_torch_sequential(model) or direct):
                 finding = _torch_first_layer(ctx, site, call, model)
         if finding is None and not site.caught(("IndexError",)):
             finding = _torch_targets(ctx, site, call)

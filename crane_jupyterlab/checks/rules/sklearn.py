@@ -165,19 +165,72 @@ def _fitted_here(ctx: CellContext, node: ast.expr, site: Site) -> ObjInfo | None
     return info
 
 
+# Estimators that take 1-D input (text vectorizers: an iterable of documents; label encoders; isotonic
+# regression; dummies, which look at no values) or pass it on unseen (pipelines, column transformers).
+ONE_D_OK = ("Vectorizer", "Isotonic", "LabelEncoder", "LabelBinarizer", "MultiLabelBinarizer", "Hasher",
+            "Pipeline", "FunctionTransformer", "Dummy", "ColumnTransformer", "Union", "SearchCV",
+            "TransformedTarget")  # fmt: skip
+TAKES_X = frozenset({"fit", "predict", "predict_proba", "predict_log_proba", "decision_function", "transform",
+                     "fit_transform", "fit_predict", "score", "partial_fit", "score_samples"})  # fmt: skip
+
+
+def _one_dimensional(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """`model.fit(df['x'], y)`: check_array(ensure_2d=True) rejects 1-D X ("Expected 2D array, got 1D
+    array instead")."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in TAKES_X or site.caught(("ValueError",)):
+        return None
+    est = ctx.value_of(func.value, site)
+    if est is None:
+        made = ctx.made_here(func.value, site)
+        est = made[0] if made is not None else None
+    if est is None and isinstance(func.value, ast.Name):
+        fitted = site.fitted_here(func.value.id)
+        path = ctx.class_path(fitted[0].func, site) if fitted is not None else None
+        est = ObjInfo(expr=func.value.id, type=path) if path is not None else None
+    if est is None or not est.type.startswith("sklearn.") or any(p in type_class(est.type) for p in ONE_D_OK):
+        return None
+    if type_class(est.type)[:1].islower():
+        return None  # a function (make_pipeline, ...), not an estimator class
+    x_node = _x_arg(call)
+    x = ctx.value_of(x_node, site) if x_node is not None else None
+    if x is None or x.missing:
+        return None
+    one_d = x.is_series or ((x.is_ndarray or x.is_tensor) and x.shape is not None and len(x.shape) == 1)
+    if x.type in ("list", "tuple") and x.items is not None:
+        one_d = all(isinstance(v, (int, float, str, bool)) for v in x.items)
+    if not one_d:
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"ValueError: Expected 2D array, got 1D array instead: {x.expr} is one-dimensional; "
+            f"{type_class(est.type)}.{func.attr} needs X of shape (n_samples, n_features) - use "
+            f"{x.expr}.to_frame() or reshape(-1, 1) (line {line_of(call)})."
+        ),
+        evidence=[
+            f"{x.expr} is a {x.type}" + (f" of shape {tuple(x.shape)}" if x.shape else ""),
+            *([x.derived] if x.derived else []),
+        ],
+        line=line_of(call),
+    )
+
+
 def check(ctx: CellContext) -> Iterator[Finding]:
     for site in ctx.certain(ast.Call):
         call = site.node
         assert isinstance(call, ast.Call)
-        if not isinstance(call.func, ast.Attribute) or call.func.attr not in NEEDS_FIT:
-            continue
-        est = ctx.value_of(call.func.value, site)
-        if est is None:
-            est = _fresh(ctx, call.func.value, site) or _fitted_here(ctx, call.func.value, site)
-        if est is None or not est.is_sklearn:
-            continue
-        finding = _unfitted(est, call.func.attr, call, site)
-        if finding is None and call.func.attr != "kneighbors":
+        finding: Finding | None = None
+        est: ObjInfo | None = None
+        if isinstance(call.func, ast.Attribute) and call.func.attr in NEEDS_FIT:
+            est = ctx.value_of(call.func.value, site)
+            if est is None:
+                est = _fresh(ctx, call.func.value, site) or _fitted_here(ctx, call.func.value, site)
+            if est is not None and est.is_sklearn:
+                finding = _unfitted(est, call.func.attr, call, site)  # checked before the input is
+        finding = finding or _one_dimensional(ctx, site, call)
+        method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        if finding is None and est is not None and est.is_sklearn and method != "kneighbors":
             x_node = _x_arg(call)
             x = ctx.value_of(x_node, site) if x_node is not None else None
             if x is not None:

@@ -91,22 +91,110 @@ def _inplace_float(ctx: CellContext, site: Site, node: ast.AugAssign) -> Finding
 
 
 def _accessor(ctx: CellContext, site: Site, node: ast.Attribute) -> Finding | None:
+    """`s.str` on numbers, `s.dt` on numbers or on text (strings are not parsed into dates)."""
     if node.attr not in ("str", "dt") or not isinstance(node.ctx, ast.Load):
         return None
     series = ctx.value_of(node.value, site)
     if series is None or not series.is_("pandas", "Series") or not series.dtype:
         return None
-    if not series.dtype.startswith(NUMERIC_DTYPE_PREFIXES) or site.caught(("AttributeError",)):
+    if site.caught(("AttributeError",)):
         return None
     wanted = "string" if node.attr == "str" else "datetimelike"
+    if series.dtype.startswith(NUMERIC_DTYPE_PREFIXES):
+        evidence = [f"{series.expr}.dtype = {series.dtype}"]
+    elif node.attr == "dt" and series.dtype in ("str", "string", "object"):
+        text = [
+            v for v in (series.examples or []) + (series.non_numeric_examples or []) if isinstance(v, str)
+        ]
+        if not text:
+            return None
+        evidence = [
+            f"{series.expr}.dtype = {series.dtype}",
+            f"{series.expr} holds strings such as {text[0]!r}",
+        ]
+    else:
+        return None
     return Finding(
         rule=RULE,
         message=(
             f"AttributeError: Can only use .{node.attr} accessor with {wanted} values: {series.expr} is "
             f"{series.dtype} (line {line_of(node)})."
         ),
-        evidence=[f"{series.expr}.dtype = {series.dtype}"],
+        evidence=[*evidence, *([series.derived] if series.derived else [])],
         line=line_of(node),
+    )
+
+
+# Estimators with a size parameter that the number of samples (or features) bounds, and when.
+SIZE_PARAMETERS = {
+    "PCA": ("n_components", 0, "fit"),
+    "KMeans": ("n_clusters", 0, "fit"),
+    "MiniBatchKMeans": ("n_clusters", 0, "fit"),
+    "KNeighborsClassifier": ("n_neighbors", 0, "predict"),
+    "KNeighborsRegressor": ("n_neighbors", 0, "predict"),
+}
+
+
+def _size_parameter(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """`PCA(n_components=10).fit(X)` with X of 5 samples or features, `KMeans(n_clusters=8).fit(X)` on
+    fewer samples, `KNeighborsClassifier(n_neighbors=7)` fitted on fewer than 7 samples then asked to
+    predict: ValueError from each estimator's own validation."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or has_star_args(call):
+        return None
+    receiver = func.value
+    ctor: ast.Call | None = None
+    fit_call: ast.Call | None = None
+    if isinstance(receiver, ast.Call):
+        ctor = receiver
+    elif isinstance(receiver, ast.Name):
+        ctor = site.made_by(receiver.id)
+        fitted = site.fitted_here(receiver.id)
+        if ctor is None and fitted is not None:
+            ctor, fit_call = fitted
+    if ctor is None or not isinstance(ctor.func, (ast.Name, ast.Attribute)):
+        return None
+    path = ctx.class_path(ctor.func, site)
+    cls = path.rsplit(".", 1)[-1] if path is not None else ""
+    if path is None or not path.startswith("sklearn.") or cls not in SIZE_PARAMETERS:
+        return None
+    param, position, when = SIZE_PARAMETERS[cls]
+    value_node = kwarg(ctor, param) or (ctor.args[position] if len(ctor.args) > position else None)
+    if value_node is None:
+        return None
+    value = ctx.scalar(value_node, site)
+    if type(value) is not int:
+        return None
+    if when == "fit":
+        if func.attr not in ("fit", "fit_transform", "fit_predict") or fit_call is not None:
+            return None
+        x = ctx.value_of(call.args[0] if call.args else kwarg(call, "X"), site)
+    else:
+        if func.attr not in ("predict", "predict_proba", "kneighbors", "score") or fit_call is None:
+            return None
+        fit_site = next((s for s in ctx.sites if s.node is fit_call), None)
+        x_fit = fit_call.args[0] if fit_call.args else kwarg(fit_call, "X")
+        x = ctx.value_of(x_fit, fit_site) if fit_site is not None and x_fit is not None else None
+    if x is None or x.shape is None or len(x.shape) != 2 or not all(isinstance(d, int) for d in x.shape):
+        return None
+    n_samples, n_features = x.shape
+    assert isinstance(n_samples, int) and isinstance(n_features, int)
+    limit = min(n_samples, n_features) if param == "n_components" and cls == "PCA" else n_samples
+    broken = value > n_samples if param == "n_neighbors" else value > limit
+    if not broken or site.caught(("ValueError",)):
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"ValueError: {cls}({param}={value}) cannot be used on {x.expr} of shape {tuple(x.shape)}: "
+            f"{param} must be at most {limit} (line {line_of(call)})."
+        ),
+        evidence=[
+            f"{x.expr}.shape = {tuple(x.shape)}",
+            f"{param} = {value}",
+            *([x.derived] if x.derived else []),
+        ],
+        line=line_of(call),
     )
 
 
@@ -118,12 +206,11 @@ def _concatenate_axis(ctx: CellContext, site: Site, call: ast.Call) -> Finding |
     if path is None or path.split(".")[0] != "numpy" or len(call.args) < 2:
         return None
     axis = ctx.value_of(call.args[1], site)
+    # Only a 0-d integer array converts to an axis; any array with a dimension raises TypeError
+    # ("only integer scalar arrays can be converted to a scalar index").
     if axis is None or not axis.is_ndarray or axis.shape is None or len(axis.shape) == 0:
         return None
-    size = 1
-    for dim in axis.shape:
-        size *= dim or 0
-    if size == 1 or site.caught(("TypeError",)):
+    if site.caught(("TypeError",)):
         return None
     return Finding(
         rule=RULE,
@@ -148,6 +235,7 @@ def check(ctx: CellContext) -> Iterator[Finding]:
                 _list_lookup(ctx, site, node)
                 or _stratify(ctx, site, node)
                 or _concatenate_axis(ctx, site, node)
+                or _size_parameter(ctx, site, node)
             )
         elif isinstance(node, ast.Attribute):
             finding = _accessor(ctx, site, node)

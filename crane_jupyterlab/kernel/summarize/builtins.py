@@ -4,24 +4,27 @@ from __future__ import annotations
 
 import builtins
 import dis
-import inspect
 import types
 from typing import Any
 
 from ..safe import (
+    _TYPE_MODULE,
+    _TYPE_QUALNAME,
     MAX_ITEMS,
     SAFE_SCALARS,
     _add,
+    _class_str,
     _Ctx,
     _isbuiltin,
     _isclass,
     _isfunction,
     _isinst,
-    _ismethod,
     _isroutine,
     _module_dict,
     _safe_repr,
     _short_type,
+    _signature_of,
+    _signature_text,
     _trim,
     _trusted,
     _trusted_callable,
@@ -97,12 +100,12 @@ def _sum_callable(obj: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any])
         _add(e, "R", "qualname", origin[1])
     if _isclass(obj) and _trusted(obj):
         return  # a library class: its name says it; +D docs carry signatures when asked for
-    sig = _signature(obj)
+    sig = _signature(obj, ctx)
     if sig is not None:
         _add(e, "R", "signature", _trim(sig, 160))
     if _isfunction(obj) and not _trusted_callable(obj):
         names = _function_globals(obj)
-        scope = obj.__globals__ if isinstance(obj.__globals__, dict) else {}
+        scope = obj.__globals__ if type(obj.__globals__) is dict else {}
         missing = [n for n in names if n not in scope and not hasattr(builtins, n)]
         if missing:
             _add(e, "S", "undefined_globals", missing[:10])  # NameError when the body reaches them
@@ -113,17 +116,14 @@ def _origin(obj: Any) -> tuple[str, str] | None:
     code (a metaclass may define `__getattribute__`; the type's own slot is used)."""
     try:
         if _isclass(obj):
-            module, qualname = (
-                type.__getattribute__(obj, "__module__"),
-                type.__getattribute__(obj, "__qualname__"),
-            )
+            module, qualname = _class_str(_TYPE_MODULE, obj), _class_str(_TYPE_QUALNAME, obj)
         elif _isfunction(obj) or _isbuiltin(obj):
-            module, qualname = obj.__module__, obj.__qualname__
+            module, qualname = obj.__module__, obj.__qualname__  # C slots of exact function types
         else:
             return None
     except Exception:
         return None
-    if isinstance(module, str) and isinstance(qualname, str) and module and qualname:
+    if type(module) is str and type(qualname) is str and module and qualname:
         return module, qualname
     return None
 
@@ -144,16 +144,9 @@ def _function_globals(fn: Any) -> list[str]:
     return out
 
 
-def _signature(obj: Any) -> str | None:
-    plain = _isfunction(obj) or _isbuiltin(obj) or _ismethod(obj) or _isclass(obj)
-    if not plain and not _trusted(type(obj)):
-        return None  # inspect.signature would read __signature__ through a user __getattr__
-    if _isclass(obj) and not _trusted(obj) and "__signature__" in _module_dict(obj):
-        return None
-    try:
-        return str(inspect.signature(obj))
-    except Exception:
-        return None
+def _signature(obj: Any, ctx: _Ctx) -> str | None:
+    sig = _signature_of(obj)
+    return _signature_text(sig, ctx) if sig is not None else None
 
 
 @_summarizer(

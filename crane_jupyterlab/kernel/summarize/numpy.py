@@ -100,7 +100,7 @@ def _flat_sample(a: Any) -> tuple[Any, bool]:
 def _num(v: Any) -> Any:
     scalar = _py_scalar(v)
     v = scalar if scalar is not _MISSING else v
-    if isinstance(v, float) and math.isfinite(v):
+    if type(v) is float and math.isfinite(v):
         return float(f"{v:.4g}")
     return v
 

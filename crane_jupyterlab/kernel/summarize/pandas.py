@@ -59,6 +59,9 @@ def _sum_frame(df: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
         nan = scan.isna().sum()
         nan_cols = {_label(k, ctx): int(v) for k, v in nan.items() if v}
         _add(e, "V", "nan_columns", dict(list(nan_cols.items())[:30]))  # {} says "no NaN anywhere"
+    attrs = hints.get("attrs")
+    if attrs:  # columns the cell reads as attributes (`df.Age`), none shadowed by a DataFrame attribute
+        _add(e, "S", "column_attrs", [_label(a, ctx) for a in attrs[:20]])
     wanted = [w for w in hints.get("columns", []) if not isinstance(w, (list, tuple))]
     # natural order for the first max_columns, then the named columns beyond them (or missing)
     chosen: list[Any] = list(dict.fromkeys(cols[: ctx.max_columns].tolist()))
@@ -154,12 +157,35 @@ def _series_facts(s: Any, e: dict[str, Any], ctx: _Ctx, counts: bool) -> None:
         _add(e, "V", "max", _num(s.max()) if numeric else _stamp(s.max()))
     _add(e, "V", "unique", uniq)
     _add(e, "V", "kind", _kind(uniq, discrete or uniq <= 10) if not (not numeric and uniq > 30) else "text")
+    vc = None
     if not numeric and kind not in "mMb":
         vc = s.value_counts(dropna=True)
         _add(e, "V", "examples", [_label(v, ctx) for v in vc.index[:3].tolist()])
+        _non_numeric(vc, e, ctx)
     if counts and uniq <= 30 and (discrete or uniq <= 10):
-        vc = s.value_counts(dropna=True)
+        vc = vc if vc is not None else s.value_counts(dropna=True)
         _add(e, "V", "counts", _counts([_label(v, ctx) for v in vc.index.tolist()], vc.tolist(), ctx))
+
+
+def _non_numeric(vc: Any, e: dict[str, Any], ctx: _Ctx) -> None:
+    """How many values of a text/object column are not numbers (strings float() cannot read, as in
+    `astype(float)`): a column of mostly numbers with a few '10,000+' shows the few, which the most
+    frequent examples would hide. Counted on the values of the (sampled) column, 2,000 distinct at most."""
+    values, counts = vc.index[:2000].tolist(), vc.iloc[:2000].tolist()
+    bad: list[Any] = []
+    n = 0
+    for v, c in zip(values, counts):
+        if type(v) is not str:
+            continue
+        try:
+            float(v)
+        except ValueError:
+            n += int(c)
+            if len(bad) < 3:
+                bad.append(_label(v, ctx))
+    _add(e, "V", "non_numeric", n)
+    if bad:
+        _add(e, "V", "non_numeric_examples", bad)
 
 
 def _numeric_column(arr: Any, e: dict[str, Any]) -> None:

@@ -1,0 +1,91 @@
+"""Variants of statsmodels and scipy crash classes: missing values and text in exog, endog/exog of
+different lengths, paired tests on samples of different lengths."""
+
+from __future__ import annotations
+
+from variants import Spec, State
+
+COMMON = (
+    "import numpy as np\nimport pandas as pd\nimport statsmodels.api as sm\nrng = np.random.default_rng(0)"
+)
+NAMINGS = [
+    {"X": "X", "y": "y", "df": "df", "n": "80"},
+    {"X": "exog", "y": "endog", "df": "houses", "n": "30"},
+    {"X": "design", "y": "price", "df": "data", "n": "600"},
+]
+FRAME = (
+    "$df = pd.DataFrame({'size': rng.normal(100, 20, $n), 'rooms': rng.integers(1, 6, $n), 'price': "
+    "rng.normal(3e5, 5e4, $n)"
+)
+
+SPECS = [
+    Spec(
+        rule="missing-values",
+        generator="statsmodels-nan",
+        common=COMMON,
+        states=[
+            State(
+                "nan",
+                FRAME
+                + "})\n$df.loc[::9, 'size'] = np.nan\n$X = sm.add_constant($df[['size', 'rooms']])\n$y = "
+                "$df['price']",
+                crash=True,
+            ),
+            State(
+                "clean",
+                FRAME + "})\n$X = sm.add_constant($df[['size', 'rooms']])\n$y = $df['price']",
+                crash=False,
+            ),
+            State(
+                "dropped",
+                FRAME + "})\n$df.loc[::9, 'size'] = np.nan\n$df = $df.dropna()\n$X = "
+                "sm.add_constant($df[['size', 'rooms']])\n$y = $df['price']",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "sm.OLS($y, $X).fit()",
+            "model = sm.OLS($y, $X)\nres = model.fit()",
+            "sm.Logit(($y > 3e5).astype(int), $X)",
+            "from statsmodels.api import OLS\nOLS($y, $X).fit().params",
+        ],
+        namings=NAMINGS,
+    ),
+    Spec(
+        rule="text-data",
+        generator="statsmodels-text-exog",
+        common=COMMON,
+        states=[
+            State(
+                "city",
+                FRAME
+                + ", 'city': rng.choice(['A', 'B'], $n)})\n$X = $df[['size', 'city']]\n$y = $df['price']",
+                crash=True,
+            ),
+            State(
+                "numeric",
+                FRAME
+                + ", 'city': rng.choice(['A', 'B'], $n)})\n$X = $df[['size', 'rooms']]\n$y = $df['price']",
+                crash=False,
+            ),
+        ],
+        forms=["sm.OLS($y, $X).fit()", "res = sm.OLS($y, $X).fit()\nres.summary()", "sm.OLS($y, $X)"],
+        namings=NAMINGS,
+    ),
+    Spec(
+        rule="inconsistent-length",
+        generator="stats-lengths",
+        common=COMMON + "\nfrom scipy import stats",
+        states=[
+            State("trimmed", "$X = rng.normal(size=$n)\n$y = rng.normal(size=$n - 3)", crash=True),
+            State("same", "$X = rng.normal(size=$n)\n$y = rng.normal(size=$n)", crash=False),
+        ],
+        forms=[
+            "stats.pearsonr($X, $y)",
+            "r, p = stats.spearmanr($X, $y)",
+            "stats.ttest_rel($X, $y)",
+            "sm.OLS($y, $X).fit()",
+        ],
+        namings=NAMINGS,
+    ),
+]
