@@ -56,6 +56,29 @@ def missing_columns(ctx: CellContext, frame: ObjInfo, keys: list[str]) -> list[s
     return absent
 
 
+def _absent(
+    ctx: CellContext,
+    frame: ObjInfo,
+    keys: list[str],
+    node: ast.AST,
+    what: str,
+    extra: list[str] | None = None,
+) -> Finding | None:
+    """The finding for `keys` that `frame` lacks (None when it has them all): "KeyError: <what> column(s)"."""
+    absent = missing_columns(ctx, frame, keys)
+    if not absent:
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"KeyError: {what} column(s) {', '.join(map(repr, absent))} that {frame.expr} does not have "
+            f"(line {line_of(node)})."
+        ),
+        evidence=_columns_evidence(frame, absent) + (extra or []),
+        line=line_of(node),
+    )
+
+
 def _columns_evidence(frame: ObjInfo, absent: list[str]) -> list[str]:
     evidence = [f"{frame.expr}[{key!r}] does not exist" for key in absent]
     if frame.columns is not None:
@@ -143,18 +166,7 @@ def _drop(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     frame = ctx.value_of(func.value, site)
     if frame is None or not frame.is_frame:
         return None
-    absent = missing_columns(ctx, frame, keys)
-    if not absent:
-        return None
-    return Finding(
-        rule=RULE,
-        message=(
-            f"KeyError: {frame.expr}.drop() names column(s) {', '.join(map(repr, absent))} that "
-            f"{frame.expr} does not have (line {line_of(call)})."
-        ),
-        evidence=_columns_evidence(frame, absent),
-        line=line_of(call),
-    )
+    return _absent(ctx, frame, keys, call, f"{frame.expr}.drop() names")
 
 
 # DataFrame methods whose argument names columns: method -> (positional index, keywords, whether an index
@@ -214,19 +226,8 @@ def _column_method(ctx: CellContext, site: Site, call: ast.Call) -> Finding | No
         if frame.index_names is None:
             return None  # an index level may carry the name
         keys = [k for k in keys if k not in frame.index_names]
-    absent = missing_columns(ctx, frame, keys)
-    if not absent:
-        return None
-    return Finding(
-        rule=RULE,
-        message=(
-            f"KeyError: {func.attr}() names column(s) {', '.join(map(repr, absent))} that {frame.expr} does "
-            f"not have (line {line_of(call)})."
-        ),
-        evidence=_columns_evidence(frame, absent)
-        + ([f"{frame.expr}.index_names = {frame.index_names}"] if levels_ok else []),
-        line=line_of(call),
-    )
+    extra = [f"{frame.expr}.index_names = {frame.index_names}"] if levels_ok else []
+    return _absent(ctx, frame, keys, call, f"{func.attr}() names", extra)
 
 
 def _selection(ctx: CellContext, site: Site, node: ast.Subscript) -> Finding | None:
@@ -252,18 +253,7 @@ def _selection(ctx: CellContext, site: Site, node: ast.Subscript) -> Finding | N
     frame = ctx.value_of(frame_node, site)
     if frame is None or not frame.is_frame:
         return None
-    absent = missing_columns(ctx, frame, keys)
-    if not absent:
-        return None
-    return Finding(
-        rule=RULE,
-        message=(
-            f"KeyError: {what} column(s) {', '.join(map(repr, absent))} that {frame.expr} does not have "
-            f"(line {line_of(node)})."
-        ),
-        evidence=_columns_evidence(frame, absent),
-        line=line_of(node),
-    )
+    return _absent(ctx, frame, keys, node, what)
 
 
 NUMERIC_DTYPES = ("int", "uint", "float")
