@@ -18,7 +18,8 @@ import os
 import sys
 from typing import Any, Callable
 
-from .sandbox import O_WRITE_MASK, describe, inside, natural_error, resolve
+from .sandbox import O_WRITE_MASK
+from .supervisor import describe, inside, natural_error, resolve
 
 
 class Refused(PermissionError):

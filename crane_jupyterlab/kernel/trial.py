@@ -3,11 +3,11 @@
 Entry points, each called silently through `user_expressions` like the probe and each returning at once:
 
 - `start(source, options, namespace)` forks the kernel. The kernel is blocked only for the fork (the
-  page tables are copied, not the memory). The child enters the sandbox (`sandbox.py`, `hooks.py`), runs
-  the cell on its copy-on-write copy of the user namespace and reports through a pipe. A thread of the
-  kernel (`_Trial.watch`) answers the child's seccomp notifications, ends it at the time budget or the
-  memory cap, reaps it (no zombie) and keeps the outcome. At most one trial runs per kernel: a new one
-  ends the previous.
+  page tables are copied, not the memory). The child (`child.py`) enters the sandbox (`sandbox.py`,
+  `hooks.py`), runs the cell on its copy-on-write copy of the user namespace and reports through a pipe.
+  A thread of the kernel (`_Trial.watch`) answers the child's seccomp notifications (`supervisor.py`),
+  ends it at the time budget or the memory cap, reaps it (no zombie) and keeps the outcome. At most one
+  trial runs per kernel: a new one ends the previous.
 - `result(token)` returns the outcome once it is there (`{"state": "running"}` until then): the server
   polls, with growing pauses, so the kernel never waits for the trial.
 - `cancel(token)` ends a trial early.
@@ -22,13 +22,15 @@ and lives in its own process group, so an interrupt of the kernel does not reach
 Outcome (models.TrialOutcome): `crashed` (exception, message, line, frames in the cell), `finished`,
 `blocked` (the sandbox refused a side effect, so the cell did not run as it will), `timed_out`,
 `out_of_memory`, `unavailable` (with the reason).
+
+Over 500 lines, kept whole: what is left is the kernel's side only, one `_Trial` and the thread that
+watches it (budget, memory, deadlock, the outcome); the forked child's code is in `child.py`.
 """
 
 from __future__ import annotations
 
 import _thread
 import contextlib
-import gc
 import json
 import os
 import sys
@@ -36,9 +38,9 @@ import threading
 import time
 from typing import Any
 
-from . import sandbox
-from .cell import python_source
-from .hooks import Guard, Refused
+from . import child, sandbox
+from .child import ms, private_kb, unavailable
+from .supervisor import Supervisor
 
 DEFAULTS: dict[str, Any] = {
     "budget_s": 5.0,  # the cell's wall time in the child
@@ -50,14 +52,9 @@ DEFAULTS: dict[str, Any] = {
 SETUP_ALLOWANCE_S = 3.0
 # How often the thread checks the child's memory (seconds).
 MEMORY_CHECK_S = 0.25
-# Shared writable mappings up to this size in all are copied into the child; bigger ones become read-only.
-COPY_SHARED_LIMIT = 64 * 1024 * 1024
-CELL_FILE = "<crane-trial-cell>"
 # Scratch directories are named after the kernel's pid, so the next trial can remove those of kernels
 # that ended while a trial ran (their watching thread never got to it).
 SCRATCH_PREFIX = "crane-trial-"
-MESSAGE_CHARS = 2000
-MAX_FRAMES = 20
 
 _current: _Trial | None = None
 _lock = threading.Lock()
@@ -76,7 +73,7 @@ def start(
     try:
         return _start(source, _options(options), namespace, t0)
     except Exception as exc:  # the contract: never raise into the kernel
-        return _done(_unavailable(f"the trial could not start: {type(exc).__name__}: {exc}"))
+        return _done(unavailable(f"the trial could not start: {type(exc).__name__}: {exc}"))
 
 
 def result(token: str | None = None) -> dict[str, Any]:
@@ -85,7 +82,7 @@ def result(token: str | None = None) -> dict[str, Any]:
     if trial is None or (token and trial.token != token):
         return {"state": "unknown"}
     if trial.outcome is None:
-        return {"state": "running", "token": trial.token, "elapsed_ms": _ms(time.monotonic() - trial.forked)}
+        return {"state": "running", "token": trial.token, "elapsed_ms": ms(time.monotonic() - trial.forked)}
     return {"state": "done", "token": trial.token, "outcome": trial.outcome, "blocked_ms": trial.blocked_ms}
 
 
@@ -121,7 +118,7 @@ def _options(options: dict[str, Any] | None) -> dict[str, Any]:
 def _start(source: Any, opts: dict[str, Any], namespace: Any, t0: float) -> dict[str, Any]:
     global _current
     if not isinstance(source, str):
-        return _done(_unavailable("the cell's source must be a string"))
+        return _done(unavailable("the cell's source must be a string"))
     with _lock:
         previous = _current
         if previous is not None:
@@ -129,16 +126,16 @@ def _start(source: Any, opts: dict[str, Any], namespace: Any, t0: float) -> dict
         shell = _shell()
         ns = namespace if isinstance(namespace, dict) else getattr(shell, "user_ns", None)
         if not isinstance(ns, dict):
-            return _done(_unavailable("not an IPython kernel: there is no user namespace to copy"))
+            return _done(unavailable("not an IPython kernel: there is no user namespace to copy"))
         reason = _cannot_fork(opts)
         if reason:
-            return _done(_unavailable(reason))
+            return _done(unavailable(reason))
         gpu = cuda_in_use()
         if gpu:
-            return _done(_unavailable(f"CUDA in use: {gpu}; a forked process cannot use the GPU"))
+            return _done(unavailable(f"CUDA in use: {gpu}; a forked process cannot use the GPU"))
         trial = _Trial(opts)
         trial.fork(source, ns, shell)
-        trial.blocked_ms = _ms(time.perf_counter() - t0)
+        trial.blocked_ms = ms(time.perf_counter() - t0)
         _current = trial
         # Not threading.Thread: its start() waits until the new thread runs, which the kernel would pay.
         _thread.start_new_thread(trial.watch, ())
@@ -220,7 +217,7 @@ class _Trial:
         self.outcome: dict[str, Any] | None = None
         self.stopped: str | None = None  # why we ended the child: "timeout", "memory", a reason
         self.ready: dict[str, Any] = {}
-        self.supervisor: sandbox.Supervisor | None = None
+        self.supervisor: Supervisor | None = None
         self.scratch = ""
         self.reader = -1
         self.control: Any = None
@@ -257,9 +254,9 @@ class _Trial:
         if pid == 0:  # pragma: no cover - the child; its coverage is what it reports
             os.close(reader)
             parent_end.close()
-            _child(source, ns, shell, self.opts, self.scratch, writer, child_end, state, parent)
-        self.fork_ms = _ms(time.perf_counter() - t0)
-        self.fork_cpu_ms = _ms(_thread_cpu() - cpu0)
+            child.main(source, ns, shell, self.opts, self.scratch, writer, child_end, state, parent)
+        self.fork_ms = ms(time.perf_counter() - t0)
+        self.fork_cpu_ms = ms(_thread_cpu() - cpu0)
         self.pid = pid
         self.forked = time.monotonic()
         try:
@@ -301,7 +298,7 @@ class _Trial:
                     _kill(self.pid)
                 if now >= next_check and self.stopped is None:
                     next_check = now + MEMORY_CHECK_S
-                    private = _private_kb(self.pid)
+                    private = private_kb(self.pid)
                     peak_kb = max(peak_kb, private)
                     if private > int(self.opts["memory_mb"]) * 1024:
                         self.stopped = "memory"
@@ -334,7 +331,7 @@ class _Trial:
         except Exception as exc:  # the thread must always leave an outcome and a reaped child
             _kill(self.pid)
             _reap(self.pid, time.monotonic() + 5.0)
-            self.outcome = _unavailable(f"the trial's supervisor failed: {type(exc).__name__}: {exc}")
+            self.outcome = unavailable(f"the trial's supervisor failed: {type(exc).__name__}: {exc}")
         finally:
             for fd in (self.reader, self.memory):
                 _close(fd)
@@ -363,9 +360,7 @@ class _Trial:
         # The child says whether Landlock guards its writable directories; the supervisor lets writes
         # there through only then.
         writable = [w for w in grant.get("writable", []) if isinstance(w, str)]
-        self.supervisor = sandbox.Supervisor(
-            fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory
-        )
+        self.supervisor = Supervisor(fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory)
         self.memory = -1
         poller.register(fds[0], select.POLLIN)
         return fds[0]
@@ -396,12 +391,12 @@ class _Trial:
             }
         elif self.stopped == "deadlock":
             tf = " (TensorFlow's thread pools do not)" if self.tensorflow else ""
-            outcome = _unavailable(
+            outcome = unavailable(
                 "the cell waited for a lock no thread can release: a library's threads do not survive "
                 f"the fork{tf}"
             )
         elif self.stopped is not None:
-            outcome = _unavailable(self.stopped)
+            outcome = unavailable(self.stopped)
         elif done is not None:
             outcome = {k: v for k, v in done.items() if k not in ("phase", "refusals")}
             refused = outcome.pop("refused", False)
@@ -497,14 +492,14 @@ def _died(status: int, ready: dict[str, Any]) -> dict[str, Any]:
                 "reason": "the cell wrote to memory shared with other processes (np.memmap, shared memory), "
                 "which the sandbox keeps read-only",
             }
-        return _unavailable(f"the trial process died of {name} (a library that is not safe to fork?)")
+        return unavailable(f"the trial process died of {name} (a library that is not safe to fork?)")
     if os.WIFEXITED(status):
         if not ready:
-            return _unavailable(
+            return unavailable(
                 f"the trial process exited with code {os.WEXITSTATUS(status)} before the cell ran"
             )
-        return _unavailable(f"the cell ended the process (exit code {os.WEXITSTATUS(status)})")
-    return _unavailable("the trial process ended without a report")
+        return unavailable(f"the cell ended the process (exit code {os.WEXITSTATUS(status)})")
+    return unavailable("the trial process ended without a report")
 
 
 # The futex call's number, by machine (a thread blocked in it shows it in /proc/<pid>/syscall).
@@ -565,21 +560,6 @@ def _activity(pid: int, wall: float) -> str:
     return f" (it was waiting: sleeping, for I/O or for a lock; {running:.1f} s on a CPU in {wall:.1f} s)"
 
 
-def _private_kb(pid: int) -> int:
-    """The child's memory that is its own (not shared with the kernel): what the fork costs."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
-            text = fh.read()
-    except OSError:
-        return 0
-    total = 0
-    for line in text.split(b"\n"):
-        if line.startswith((b"Private_Clean:", b"Private_Dirty:", b"Private_Hugetlb:")):
-            with contextlib.suppress(IndexError, ValueError):
-                total += int(line.split()[1])
-    return total
-
-
 def _kill(pid: int) -> None:
     import signal
 
@@ -624,461 +604,8 @@ def _random_state() -> Any:
         return None
 
 
-def _ms(seconds: float) -> float:
-    return round(seconds * 1000.0, 2)
-
-
 def _done(outcome: dict[str, Any]) -> dict[str, Any]:
     return {"state": "done", "outcome": outcome, "blocked_ms": 0.0}
-
-
-def _unavailable(reason: str) -> dict[str, Any]:
-    return {"status": "unavailable", "reason": reason}
-
-
-# -- the child's side --------------------------------------------------------------------------------
-
-
-def _child(
-    source: str,
-    ns: dict[str, Any],
-    shell: Any,
-    opts: dict[str, Any],
-    scratch: str,
-    writer: int,
-    control: Any,
-    random_state: Any,
-    parent: int,
-) -> None:  # pragma: no cover - runs in the forked child, which ends with os._exit
-    code = 70
-    try:
-        os.setpgid(0, 0)  # an interrupt of the kernel's process group does not reach us
-        if sys.platform.startswith("linux"):
-            sandbox.set_pdeathsig()
-        if os.getppid() != parent:  # the kernel died before PR_SET_PDEATHSIG took hold
-            os._exit(0)
-        gc.freeze()  # a collection would touch (and copy) every old object of the kernel
-        report = _prepare(shell, opts, scratch, writer, control, random_state)
-        guard = report.pop("guard")
-        _send(writer, {"phase": "ready", **report})
-        done = _run(source, ns, shell, guard, report)
-        done["refusals"] = guard.refusals
-        done["extra_memory_mb"] = round(_private_kb(os.getpid()) / 1024, 1)
-        _send(writer, {"phase": "done", **done})
-        code = 0
-    except BaseException as exc:
-        try:
-            reason = (
-                exc.args[0]
-                if isinstance(exc, _NoSandbox)
-                else f"the trial failed: {type(exc).__name__}: {exc}"
-            )
-            _send(writer, {"phase": "done", **_unavailable(str(reason)[:MESSAGE_CHARS])})
-        except BaseException:
-            pass
-    finally:
-        os._exit(code)
-
-
-class _NoSandbox(Exception):
-    """The OS sandbox could not be entered (and hooks-only trials are not allowed)."""
-
-
-def _send(fd: int, message: dict[str, Any]) -> None:
-    data = (json.dumps(message, default=str) + "\n").encode()
-    while data:
-        data = data[os.write(fd, data) :]
-
-
-def _prepare(
-    shell: Any, opts: dict[str, Any], scratch: str, writer: int, control: Any, random_state: Any
-) -> dict[str, Any]:  # pragma: no cover - child only
-    """Everything between the fork and the cell; returns what the "ready" report carries."""
-    t0 = time.perf_counter()
-    steps: dict[str, float] = {}
-
-    def step(name: str) -> None:
-        steps[name] = _ms(time.perf_counter() - t0)
-
-    layers: dict[str, Any] = {}
-    table = sandbox.arch()
-    if table is not None:
-        # First: a new user namespace needs a single-threaded process, and the libraries below may
-        # start threads.
-        try:
-            layers["private_shm"] = sandbox.enter_namespaces(shm_mb=max(16, int(opts["memory_mb"]) // 4))
-            layers["netns"] = True
-        except OSError as exc:  # not allowed here (Docker, Ubuntu's AppArmor): the other layers hold
-            layers["netns"] = False
-            layers["netns_error"] = exc.strerror or str(exc)
-    step("namespaces")
-    _quiet(shell)
-    downgraded = _private_fds(keep={writer, control.fileno()})
-    step("fds")
-    protected = _private_mappings()
-    step("mappings")
-    _limits(opts)
-    _single_threaded()
-    step("threads")
-    _libraries(scratch, random_state)
-    step("libraries")
-    os_layer = False
-    failure = "no seccomp filter for this platform"
-    if table is not None:
-        try:
-            layers["landlock_abi"] = sandbox.landlock_abi()
-            sandbox.drop_privileges(table[1])
-            writable = [scratch] + ([sandbox.SHM] if layers.get("private_shm") else [])
-            if layers["landlock_abi"]:
-                sandbox.restrict_files(layers["landlock_abi"], writable)
-            listener = sandbox.install_filter(table[1], table[0])
-            import socket
-
-            # What the supervisor may let through: writes Landlock guards, in these directories.
-            grant = {"landlock": bool(layers["landlock_abi"]), "writable": writable}
-            socket.send_fds(control, [json.dumps(grant).encode()], [listener])
-            os.close(listener)
-            os_layer = True
-        except OSError as exc:
-            failure = f"the kernel refused the sandbox ({exc.strerror or exc})"
-    control.close()
-    if not os_layer and not opts["hooks_only"]:
-        raise _NoSandbox(
-            f"no OS sandbox: {failure}; an administrator may allow hooks-only trials "
-            "(c.CraneExtension.trial_hooks_only = True)"
-        )
-    guard = Guard(scratch, os_layer, (sandbox.SHM,) if layers.get("private_shm") else ())
-    sys.addaudithook(guard)
-    _refuse_input(guard)
-    guard.active = True
-    return {
-        "guard": guard,
-        "sandbox": sandbox.sandbox_name(layers) + "+hooks" if os_layer else "audit hooks only",
-        "landlock": bool(layers.get("landlock_abi")),
-        "netns_error": layers.get("netns_error"),
-        "downgraded": downgraded,
-        "protected_mappings": protected,
-        "setup_ms": _ms(time.perf_counter() - t0),
-        "steps": steps,
-    }
-
-
-def _quiet(shell: Any) -> None:  # pragma: no cover - child only
-    """No output can reach the notebook: fds 0/1/2 and sys.std* to /dev/null, IPython's display and
-    ipykernel's streams and session as no-ops (they would talk to the kernel's sockets)."""
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.close(null)
-    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives until os._exit
-    sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-    sys.stderr = sys.stdout
-
-    def nothing(*args: Any, **kwargs: Any) -> None:
-        return None
-
-    iostream = sys.modules.get("ipykernel.iostream")
-    if iostream is not None:
-        for name in ("OutStream", "IOPubThread", "BackgroundSocket"):
-            cls = getattr(iostream, name, None)
-            for method in ("write", "writelines", "flush", "_flush", "send_multipart", "schedule"):
-                if cls is not None and hasattr(cls, method):
-                    setattr(cls, method, (lambda self, s="", *a, **k: len(s) if isinstance(s, str) else None))
-    session = sys.modules.get("jupyter_client.session")
-    if session is not None and hasattr(session, "Session"):
-        session.Session.send = nothing
-    publisher = getattr(shell, "display_pub", None)
-    if publisher is not None:
-        publisher.publish = nothing
-        publisher.clear_output = nothing
-
-
-def _private_fds(keep: set) -> list[str]:  # type: ignore[type-arg]  # pragma: no cover - child only
-    """Inherited descriptors made private: files reopened read-only with their own offset (reading moves
-    the kernel's position no more), sockets, pipes and devices replaced by /dev/null. Returns the
-    files that were open for writing."""
-    import fcntl
-    import stat
-
-    downgraded: list[str] = []
-    try:
-        fds = [int(fd) for fd in os.listdir("/proc/self/fd")]
-    except OSError:
-        return downgraded
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in fds:
-        if fd <= 2 or fd in keep or fd == null:
-            continue
-        try:
-            st = os.fstat(fd)
-        except OSError:
-            continue
-        try:
-            inheritable = os.get_inheritable(fd)
-            if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
-                flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-                if flags & (os.O_WRONLY | os.O_RDWR):
-                    downgraded.append(os.readlink(f"/proc/self/fd/{fd}"))
-                mode = os.O_RDONLY | (os.O_DIRECTORY if stat.S_ISDIR(st.st_mode) else 0)
-                fresh = os.open(f"/proc/self/fd/{fd}", mode | (flags & os.O_NONBLOCK))
-                with contextlib.suppress(OSError):
-                    os.lseek(fresh, os.lseek(fd, 0, os.SEEK_CUR), os.SEEK_SET)
-                os.dup2(fresh, fd, inheritable=inheritable)
-                os.close(fresh)
-            elif stat.S_ISCHR(st.st_mode) and os.readlink(f"/proc/self/fd/{fd}") in (
-                "/dev/null",
-                "/dev/zero",
-                "/dev/urandom",
-                "/dev/random",
-            ):
-                continue
-            else:
-                os.dup2(null, fd, inheritable=inheritable)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.dup2(null, fd)
-    os.close(null)
-    return downgraded
-
-
-def _private_mappings() -> int:  # pragma: no cover - child only
-    """Memory the kernel shares with other processes (np.memmap in r+ mode, multiprocessing locks, shared
-    memory) becomes the child's own: small mappings are copied, big ones made read-only (a write then
-    ends the child, reported as blocked). Returns how many were made read-only."""
-    try:
-        with open("/proc/self/maps") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return 0
-    shared = []
-    for line in lines:
-        parts = line.split()
-        if len(parts) >= 2 and parts[1][1] == "w" and parts[1][3] == "s":
-            start, end = (int(x, 16) for x in parts[0].split("-"))
-            shared.append((start, end - start, parts[1][0] == "r"))
-    if not shared:
-        return 0
-    c = sandbox.libc()
-    table = sandbox.arch()
-    protected, copied = 0, 0
-    for start, size, readable in shared:
-        if readable and table is not None and copied + size <= COPY_SHARED_LIMIT:
-            tmp = c.lib.mmap(None, size, 3, 0x22, -1, 0)  # PROT_READ|WRITE, MAP_PRIVATE|ANONYMOUS
-            if tmp not in (None, -1, 0xFFFFFFFFFFFFFFFF):
-                c.ctypes.memmove(tmp, start, size)
-                try:
-                    c.syscall(
-                        table[1]["mremap"], c.ctypes.c_void_p(tmp), size, size, 3, c.ctypes.c_void_p(start)
-                    )
-                    copied += size
-                    continue
-                except OSError:
-                    pass
-        if c.lib.mprotect(start, size, 1) == 0:  # PROT_READ
-            protected += 1
-    return protected
-
-
-def _limits(opts: dict[str, Any]) -> None:  # pragma: no cover - child only
-    """Lower priority, the first to go when memory runs out, no core dumps, and an address-space cap."""
-    with contextlib.suppress(OSError):
-        os.nice(int(opts["nice"]))
-    try:
-        with open("/proc/self/oom_score_adj", "w") as fh:
-            fh.write("1000")
-    except OSError:
-        pass
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        with open("/proc/self/statm") as fh:
-            size = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        # A backstop for one huge allocation before the watching thread's next look; the cap itself is
-        # measured on the child's own pages (copy-on-write copies included), which this cannot see.
-        limit = size + 2 * int(opts["memory_mb"]) * 1024 * 1024 + (1 << 30)
-        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-        if hard == resource.RLIM_INFINITY or limit < hard:
-            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    except (OSError, ValueError, ImportError):
-        pass
-
-
-def _single_threaded() -> None:  # pragma: no cover - child only
-    """One thread for torch, OpenMP and BLAS in the child: their pools' threads do not survive the fork,
-    and the kernel keeps its cores."""
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        with contextlib.suppress(Exception):
-            torch.set_num_threads(1)
-    try:
-        with open("/proc/self/maps") as fh:
-            paths = {line.split()[-1] for line in fh if ".so" in line and "/" in line}
-    except OSError:
-        return
-    import ctypes
-
-    setters = {
-        "openblas": ("openblas_set_num_threads", "openblas_set_num_threads64_",
-                     "scipy_openblas_set_num_threads", "scipy_openblas_set_num_threads64_"),
-        "gomp": ("omp_set_num_threads",), "iomp": ("omp_set_num_threads",),
-        "libomp": ("omp_set_num_threads",),
-        "mkl_rt": ("MKL_Set_Num_Threads",), "blis": ("bli_thread_set_num_threads",),
-    }  # fmt: skip
-    for path in paths:
-        base = os.path.basename(path)
-        for key, names in setters.items():
-            if key in base:
-                try:
-                    lib = ctypes.CDLL(path)
-                except OSError:
-                    continue
-                for name in names:
-                    fn = getattr(lib, name, None)
-                    if fn is not None:
-                        with contextlib.suppress(Exception):
-                            fn(1)
-
-
-def _libraries(scratch: str, random_state: Any) -> None:  # pragma: no cover - child only
-    """The child behaves like the kernel where the fork changed something, and writes nothing by itself."""
-    rnd = sys.modules.get("random")
-    if rnd is not None and random_state is not None:
-        with contextlib.suppress(Exception):
-            rnd.setstate(random_state)  # random reseeds itself in a forked child
-    sys.dont_write_bytecode = True  # an import would write .pyc files (refused, and then "blocked")
-    import tempfile
-
-    tempfile.tempdir = scratch
-    for name in ("TMPDIR", "TEMP", "TMP"):
-        os.environ[name] = scratch
-    mpl = sys.modules.get("matplotlib")
-    if mpl is None:
-        os.environ["MPLBACKEND"] = "agg"
-    else:
-        try:
-            current = mpl.rcParams._get_backend_or_none() or ""
-        except Exception:
-            current = ""
-        if current and "inline" not in current and current.lower() != "agg":
-            with contextlib.suppress(Exception):
-                mpl.use("agg", force=True)  # a GUI backend in a forked child would use the kernel's display
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is not None:
-        with contextlib.suppress(Exception):
-            asyncio.events._set_running_loop(None)  # the kernel's loop does not run here
-
-
-def _refuse_input(guard: Guard) -> None:  # pragma: no cover - child only
-    import builtins
-
-    def refused(*args: Any, **kwargs: Any) -> str:
-        guard.refuse("wait for input from the user")
-        return ""
-
-    builtins.input = refused
-    module = sys.modules.get("getpass")
-    if module is not None:
-        setattr(module, "getpass", refused)  # noqa: B010 - a module the kernel loaded, in the child
-
-
-def _run(
-    source: str, ns: dict[str, Any], shell: Any, guard: Guard, report: dict[str, Any]
-) -> dict[str, Any]:  # pragma: no cover
-    """Run the cell as IPython would (its transformation, its compiler flags) on the child's copy of the
-    namespace; the outcome as the child sees it."""
-    import linecache
-
-    transform = getattr(shell, "transform_cell", None)
-    code_text = transform(source) if callable(transform) else python_source(source)
-    linecache.cache[CELL_FILE] = (len(source), None, source.splitlines(True), CELL_FILE)
-    flags = getattr(getattr(shell, "compile", None), "flags", 0) | 0x2000  # PyCF_ALLOW_TOP_LEVEL_AWAIT
-    t0 = time.perf_counter()
-    try:
-        code = compile(code_text, CELL_FILE, "exec", flags, dont_inherit=True)
-        value = eval(code, ns)
-        if getattr(value, "cr_code", None) is not None:
-            import asyncio
-
-            loop = asyncio.new_event_loop()
-            loop.run_until_complete(value)
-    except BaseException as exc:
-        elapsed = _ms(time.perf_counter() - t0)
-        return _classify(exc, source, guard, report, elapsed)
-    return {"status": "finished", "elapsed_ms": _ms(time.perf_counter() - t0)}
-
-
-_OOM_TEXT = (
-    "can't allocate memory",
-    "cannot allocate memory",
-    "bad_alloc",
-    "out of memory",
-    "unable to allocate",
-)
-
-
-def _classify(
-    exc: BaseException, source: str, guard: Guard, report: dict[str, Any], elapsed: float
-) -> dict[str, Any]:  # pragma: no cover
-    chain = _chain(exc)
-    texts = [f"{type(e).__name__}: {_text(e)}".lower() for e in chain]
-    if any(isinstance(e, MemoryError) for e in chain) or any(t in s for s in texts for t in _OOM_TEXT):
-        return {"status": "out_of_memory", "elapsed_ms": elapsed,
-                "reason": f"the cell ran out of the trial's memory ({type(exc).__name__})"}  # fmt: skip
-    if any("cannot re-initialize cuda in forked subprocess" in s for s in texts):
-        return {**_unavailable("CUDA in use: a forked process cannot use the GPU"), "elapsed_ms": elapsed}
-    refused = any(isinstance(e, Refused) for e in chain)
-    if refused and not guard.refusals:
-        guard.refusals.append("an operation the sandbox refused")
-    downgraded = report.get("downgraded") or []
-    if downgraded and any(isinstance(e, OSError) and e.errno == 9 for e in chain):  # EBADF
-        guard.refusals.append(f"write to a file the kernel holds open ({downgraded[0]})")
-    frames = _frames(exc, source)
-    return {
-        "status": "crashed",
-        "exception": type(exc).__name__,
-        "message": _text(exc)[:MESSAGE_CHARS],
-        "line": frames[-1]["line"] if frames else None,
-        "frames": frames[:MAX_FRAMES],
-        "elapsed_ms": elapsed,
-        "refused": refused,  # the exception is the sandbox's own refusal (not part of the outcome)
-    }
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    seen: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in seen and len(seen) < 20:
-        seen.append(current)
-        current = current.__cause__ or current.__context__
-    return seen
-
-
-def _text(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    except Exception:
-        return "<unprintable message>"
-
-
-def _frames(exc: BaseException, source: str) -> list[dict[str, Any]]:  # pragma: no cover - child only
-    """The traceback's frames that lie in the cell, outermost first: (line, text)."""
-    lines = source.splitlines()
-    out: list[dict[str, Any]] = []
-    tb = exc.__traceback__
-    timed = source.lstrip().startswith("%%")  # a %%time body starts on the cell's second line
-    while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        line = tb.tb_lineno
-        if filename == CELL_FILE or (timed and filename == "<timed exec>"):
-            number = line + (1 if filename != CELL_FILE else 0)
-            text = lines[number - 1].strip() if 0 < number <= len(lines) else ""
-            out.append({"line": number, "text": text[:300]})
-        tb = tb.tb_next
-    if not out and isinstance(exc, SyntaxError) and exc.filename == CELL_FILE and exc.lineno:
-        text = lines[exc.lineno - 1].strip() if 0 < exc.lineno <= len(lines) else ""
-        out.append({"line": exc.lineno, "text": text[:300]})
-    return out
 
 
 __all__ = ["DEFAULTS", "cancel", "cuda_in_use", "gpu_device", "result", "start"]

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from crane_jupyterlab.kernel import sandbox, trial
+from crane_jupyterlab.kernel import sandbox, supervisor, trial
 from crane_jupyterlab.kernel.hooks import Guard, Refused
 
 
@@ -54,30 +54,30 @@ def test_natural_errors_are_the_real_ones(tmp_path: Path) -> None:
     existing = tmp_path / "data.csv"
     existing.write_text("x")
     missing = tmp_path / "missing.csv"
-    assert sandbox.natural_error("delete", str(missing)) == errno.ENOENT
-    assert sandbox.natural_error("delete", str(existing)) is None
-    assert sandbox.natural_error("mkdir", str(tmp_path)) == errno.EEXIST  # os.makedirs(exist_ok=True)
-    assert sandbox.natural_error("create", str(tmp_path / "no" / "dir.csv")) == errno.ENOENT
-    assert sandbox.natural_error("create", str(missing)) is None
-    assert sandbox.natural_error("write", str(existing), exclusive=True) == errno.EEXIST
+    assert supervisor.natural_error("delete", str(missing)) == errno.ENOENT
+    assert supervisor.natural_error("delete", str(existing)) is None
+    assert supervisor.natural_error("mkdir", str(tmp_path)) == errno.EEXIST  # os.makedirs(exist_ok=True)
+    assert supervisor.natural_error("create", str(tmp_path / "no" / "dir.csv")) == errno.ENOENT
+    assert supervisor.natural_error("create", str(missing)) is None
+    assert supervisor.natural_error("write", str(existing), exclusive=True) == errno.EEXIST
 
 
 def test_resolve_names_the_child_not_the_supervisor(tmp_path: Path) -> None:
-    assert sandbox.resolve("/proc/self/fd/1", "/", tid=123).startswith("/proc/123/fd/")
-    assert sandbox.resolve("/dev/stdout", "/", tid=123) == os.path.realpath("/proc/123/fd/1")
+    assert supervisor.resolve("/proc/self/fd/1", "/", tid=123).startswith("/proc/123/fd/")
+    assert supervisor.resolve("/dev/stdout", "/", tid=123) == os.path.realpath("/proc/123/fd/1")
     link = tmp_path / "link"
     link.symlink_to("/etc")
-    assert sandbox.resolve("link/hostname", str(tmp_path)) == os.path.realpath("/etc/hostname")
+    assert supervisor.resolve("link/hostname", str(tmp_path)) == os.path.realpath("/etc/hostname")
 
 
 def test_inside_means_beneath_the_scratch_directory() -> None:
-    assert sandbox.inside("/tmp/scratch/a.csv", "/tmp/scratch")
-    assert sandbox.inside("/tmp/scratch", "/tmp/scratch")
-    assert sandbox.inside(os.devnull, None)
-    assert not sandbox.inside("/tmp/scratchy/a.csv", "/tmp/scratch")
-    assert not sandbox.inside("/tmp/a.csv", None)
-    assert sandbox.inside("/dev/shm/sem.x", ["/tmp/scratch", "/dev/shm"])
-    assert not sandbox.inside("/dev/shmx", ["/tmp/scratch", "/dev/shm"])
+    assert supervisor.inside("/tmp/scratch/a.csv", "/tmp/scratch")
+    assert supervisor.inside("/tmp/scratch", "/tmp/scratch")
+    assert supervisor.inside(os.devnull, None)
+    assert not supervisor.inside("/tmp/scratchy/a.csv", "/tmp/scratch")
+    assert not supervisor.inside("/tmp/a.csv", None)
+    assert supervisor.inside("/dev/shm/sem.x", ["/tmp/scratch", "/dev/shm"])
+    assert not supervisor.inside("/dev/shmx", ["/tmp/scratch", "/dev/shm"])
 
 
 def guard_for(tmp_path: Path, os_layer: bool = True) -> Guard:

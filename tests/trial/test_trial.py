@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from crane_jupyterlab.kernel import sandbox, trial
+from crane_jupyterlab.kernel import child, sandbox, trial
 
 pytestmark = pytest.mark.usefixtures("os_layer")
 
@@ -173,7 +173,7 @@ def test_memory_shared_with_the_kernel_stays_unchanged(kit: SimpleNamespace) -> 
 def test_a_big_shared_mapping_is_read_only_in_the_trial(kit: SimpleNamespace, tmp_path: Path) -> None:
     path = tmp_path / "big.bin"
     with open(path, "wb") as fh:
-        fh.truncate(trial.COPY_SHARED_LIMIT + 4096)
+        fh.truncate(child.COPY_SHARED_LIMIT + 4096)
     fh = open(path, "r+b")  # noqa: SIM115
     big = mmap.mmap(fh.fileno(), 0)
     try:
