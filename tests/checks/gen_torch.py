@@ -1,4 +1,4 @@
-"""Variants of torch crash classes (shapes only; devices and dtypes are checks/rules/devices.py's):
+"""Variants of torch crash classes (shapes only; devices and dtypes are checks/rules/devices'):
 inputs a first Linear/Conv layer cannot take, class indices past the model's outputs, views of the
 wrong size, positions past a dimension, numpy() of an output that requires grad."""
 

@@ -1,4 +1,4 @@
-"""rules/devices.py on generated variants, each one executed.
+"""rules/devices on generated variants, each one executed.
 
 Every crashing variant must be found by its rule AND raise the exception the finding names when it runs;
 every fine variant must run AND leave the rule silent. On the CPU the device paths run with the `meta`
@@ -376,7 +376,8 @@ def test_every_rule_has_enough_variants() -> None:
 
 @pytest.fixture
 def meta_as_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(devices, "JUDGED_DEVICES", frozenset({"cpu", "cuda", "meta"}))
+    # every judged device lives in devices/values.py; `differ` and `off_cpu` read it there
+    monkeypatch.setattr(devices.values, "JUDGED_DEVICES", frozenset({"cpu", "cuda", "meta"}))
 
 
 def _check_crash(rule: str, source: str, make: Callable[[], dict[str, Any]]) -> None:

@@ -309,7 +309,7 @@ def _torch_targets(ctx: CellContext, site: Site, call: ast.Call) -> Finding | No
     if model is None or y is None or not _is_torch_sequential(model) or not y.is_("torch", "Tensor"):
         return None
     if (y.device or "cpu") != "cpu" or model.raw.get("param_device", "cpu") != "cpu":
-        return None  # on a GPU the assert surfaces later, as another error (rules/devices.py)
+        return None  # on a GPU the assert surfaces later, as another error (rules/devices)
     n_out = _torch_classes(ctx, model)
     if (
         n_out is None
