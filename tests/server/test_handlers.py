@@ -24,7 +24,8 @@ from crane_jupyterlab.server.trial import platform_sandbox
 pytestmark = pytest.mark.integration  # real kernels or a real jupyter_server
 
 NUMPY_SETUP = "import numpy as np\nx = np.zeros((3, {cols}))"
-TARGET = "col = x[:, 5]"
+# Inside a lambda: the checks cannot be sure the line runs, so the model decides (what these tests test).
+TARGET = "col = (lambda: x[:, 5])()"
 
 
 async def test_crashing_pair_and_fixed_twin(jp_fetch: Any, kernels: Any, llm_stub: Any) -> None:
@@ -281,10 +282,10 @@ async def test_docs_setting_grounds_the_prompt_in_api_docs(
     jp_fetch: Any, kernels: Any, llm_stub: Any
 ) -> None:
     k = await kernels.start("import numpy as np\nx = np.zeros((3, 4))")
-    code, body = await analyze(jp_fetch, k.id, "y = np.reshape(x, (5, 3))", settings={"docs": True})
+    code, body = await analyze(jp_fetch, k.id, "y = np.reshape(x, (6, 2))", settings={"docs": True})
     assert code == 200 and body["status"] == "ok"
     assert any(d["call"].endswith("reshape") for d in body["runtime"]["docs"])
     prompt = llm_stub.requests[-1]["body"]["messages"][-1]["content"]
     assert "API documentation" in prompt and "reshape" in prompt.split("API documentation")[1]
-    code, body = await analyze(jp_fetch, k.id, "y = np.reshape(x, (6, 2))")  # docs off by default
+    code, body = await analyze(jp_fetch, k.id, "y = np.reshape(x, (2, 6))")  # docs off by default
     assert "API documentation" not in llm_stub.requests[-1]["body"]["messages"][-1]["content"]
