@@ -11,6 +11,7 @@
  * hand until the server side of trial runs exists.
  */
 import type { IAnalyzeResult, ITrialOutcome } from '../api';
+import type { IServerConfig } from '../tokens';
 import recorded from './recorded.json';
 
 /** `df['Agee'].mean()`, a model configured: the checks decide, certain. */
@@ -92,3 +93,22 @@ export const finishedTrial: IAnalyzeResult = {
   },
   trial: { ...trialOutcome('finished', null), elapsed_ms: 41 }
 };
+
+/** A server's configuration: a model, trial runs on demand; `over` changes any part. */
+export function serverConfig(over: Partial<IServerConfig> = {}): IServerConfig {
+  return {
+    model: 'openai/a',
+    allowed_models: ['openai/a'],
+    categories: 'SRV',
+    votes: 1,
+    temperature: 0,
+    auto_check: true,
+    docs: false,
+    key_configured: true,
+    missing_env: [],
+    trial: 'on-demand',
+    trial_available: true,
+    trial_unavailable_reason: null,
+    ...over
+  };
+}

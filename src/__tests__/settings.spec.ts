@@ -8,7 +8,8 @@ import {
   readSettings,
   serverSchema
 } from '../settings';
-import type { ICraneSettings, IServerConfig } from '../tokens';
+import type { ICraneSettings } from '../tokens';
+import { serverConfig } from './fixtures';
 
 const schema = schemaJSON as unknown as ISettingRegistry.ISchema;
 
@@ -26,24 +27,6 @@ const KEYS: (keyof ICraneSettings)[] = [
   'guard',
   'maxColumns'
 ];
-
-function server(over: Partial<IServerConfig> = {}): IServerConfig {
-  return {
-    model: 'openai/a',
-    allowed_models: ['openai/a'],
-    categories: 'SRV',
-    votes: 1,
-    temperature: 0,
-    auto_check: true,
-    docs: false,
-    key_configured: true,
-    missing_env: [],
-    trial: 'on-demand',
-    trial_available: true,
-    trial_unavailable_reason: null,
-    ...over
-  };
-}
 
 describe('the schema', () => {
   it('declares every setting with a title, a description and a default', () => {
@@ -105,7 +88,7 @@ describe('serverSchema', () => {
   it('offers no model settings when the server has no model', () => {
     const shown = serverSchema(
       schema,
-      server({ model: null, allowed_models: [], trial_available: false })
+      serverConfig({ model: null, allowed_models: [], trial_available: false })
     );
     const keys = Object.keys(shown.properties!);
     for (const key of [
@@ -131,7 +114,10 @@ describe('serverSchema', () => {
   it('names the allowed models and the server defaults', () => {
     const shown = serverSchema(
       schema,
-      server({ allowed_models: ['openai/a', 'openai/b'], auto_check: false })
+      serverConfig({
+        allowed_models: ['openai/a', 'openai/b'],
+        auto_check: false
+      })
     );
     expect(shown.properties!.model.description).toContain(
       'This server allows: openai/a, openai/b'
@@ -145,10 +131,11 @@ describe('serverSchema', () => {
 
   it('hides the trial setting where the server cannot or will not run trials', () => {
     expect(
-      serverSchema(schema, server({ trial_available: false })).properties!.trial
+      serverSchema(schema, serverConfig({ trial_available: false })).properties!
+        .trial
     ).toBeUndefined();
     expect(
-      serverSchema(schema, server({ trial: 'off' })).properties!.trial
+      serverSchema(schema, serverConfig({ trial: 'off' })).properties!.trial
     ).toBeUndefined();
   });
 
@@ -169,7 +156,7 @@ describe('CraneSettings', () => {
     const settings = new CraneSettings(schema);
     settings.attach(loaded({}));
     expect(settings.current.autoCheck).toBe(true);
-    settings.server = server({ auto_check: false });
+    settings.server = serverConfig({ auto_check: false });
     expect(settings.current.autoCheck).toBe(false);
     settings.attach(loaded({ autoCheck: true }));
     expect(settings.current.autoCheck).toBe(true);
@@ -180,7 +167,7 @@ describe('CraneSettings', () => {
     let changes = 0;
     settings.changed.connect(() => changes++);
     settings.attach(loaded({ autoCheck: false }));
-    settings.server = server({ auto_check: true });
+    settings.server = serverConfig({ auto_check: true });
     expect(settings.current.autoCheck).toBe(false);
     expect(changes).toBe(2);
   });
@@ -188,11 +175,11 @@ describe('CraneSettings', () => {
   it("follows the server's trial mode until the user chooses; off where trials cannot run", () => {
     const settings = new CraneSettings(schema);
     settings.attach(loaded({}));
-    settings.server = server({ trial: 'auto' });
+    settings.server = serverConfig({ trial: 'auto' });
     expect(settings.trialMode).toBe('auto');
     settings.attach(loaded({ trial: 'on-demand' }));
     expect(settings.trialMode).toBe('on-demand');
-    settings.server = server({
+    settings.server = serverConfig({
       trial_available: false,
       trial_unavailable_reason: 'no OS sandbox (Landlock) on this kernel'
     });
@@ -201,9 +188,9 @@ describe('CraneSettings', () => {
 
   it('knows whether a model may be asked', () => {
     const settings = new CraneSettings(schema);
-    settings.server = server({ model: null, allowed_models: [] });
+    settings.server = serverConfig({ model: null, allowed_models: [] });
     expect(settings.hasModel).toBe(false);
-    settings.server = server();
+    settings.server = serverConfig();
     expect(settings.hasModel).toBe(true);
   });
 });

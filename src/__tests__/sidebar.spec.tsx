@@ -13,7 +13,7 @@ import { CellChecks } from '../model';
 import { CraneSettings } from '../settings';
 import { ADDING_A_MODEL_URL, CraneSidebar, SidebarModel } from '../sidebar';
 import { SessionStats } from '../stats';
-import type { ICheckRecord, IServerConfig } from '../tokens';
+import type { ICheckRecord } from '../tokens';
 import { cellView } from '../verdict';
 import type { CraneWatcher, NotebookWatcher } from '../watcher';
 import {
@@ -21,29 +21,15 @@ import {
   checksCrash,
   modelCrash,
   noModelCrash,
-  observedCrash
+  observedCrash,
+  serverConfig
 } from './fixtures';
+
+/** A server that cannot run trials. */
+const NO_TRIALS = { trial: 'off', trial_available: false } as const;
 
 const trans = nullTranslator.load('crane_jupyterlab');
 const schema = schemaJSON as unknown as ISettingRegistry.ISchema;
-
-function server(over: Partial<IServerConfig>): IServerConfig {
-  return {
-    model: 'openai/a',
-    allowed_models: ['openai/a'],
-    categories: 'SRV',
-    votes: 1,
-    temperature: 0,
-    auto_check: true,
-    docs: false,
-    key_configured: true,
-    missing_env: [],
-    trial: 'off',
-    trial_available: false,
-    trial_unavailable_reason: null,
-    ...over
-  };
-}
 
 const settle = () => new Promise(resolve => setTimeout(resolve, 50));
 
@@ -214,7 +200,11 @@ describe('the diagnosis', () => {
 describe('CraneSidebar', () => {
   it('says once, briefly, that there is no model, and links to how to add one', async () => {
     const settings = new CraneSettings(schema);
-    settings.server = server({ model: null, allowed_models: [] });
+    settings.server = serverConfig({
+      ...NO_TRIALS,
+      model: null,
+      allowed_models: []
+    });
     const sidebar = await sidebarWith(settings);
     const notices = sidebar.node.querySelectorAll('.jp-Crane-notice');
     expect(notices).toHaveLength(1);
@@ -235,7 +225,7 @@ describe('CraneSidebar', () => {
       user,
       changed: new Signal({})
     } as unknown as ISettingRegistry.ISettings);
-    settings.server = server({});
+    settings.server = serverConfig(NO_TRIALS);
     const sidebar = await sidebarWith(settings);
     const text = sidebar.node.textContent ?? '';
     expect(text).toContain(

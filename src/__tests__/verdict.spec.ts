@@ -3,7 +3,7 @@ import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import type { IAnalyzeResult } from '../api';
 import { defaultsOf } from '../settings';
-import type { ICheckRecord, ICraneSettings, IServerConfig } from '../tokens';
+import type { ICheckRecord, ICraneSettings } from '../tokens';
 import {
   categoriesOf,
   cellView,
@@ -17,7 +17,8 @@ import {
   modelCrash,
   modelNoCrash,
   noModelCrash,
-  noModelNoCrash
+  noModelNoCrash,
+  serverConfig
 } from './fixtures';
 
 const DEFAULTS = defaultsOf(schema as unknown as ISettingRegistry.ISchema);
@@ -118,20 +119,10 @@ describe('isStale / isFreshWarning', () => {
 });
 
 describe('requestPlan', () => {
-  const config: IServerConfig = {
-    model: 'openai/a',
+  const config = serverConfig({
     allowed_models: ['openai/a', 'openai/b'],
-    categories: 'SRV',
-    votes: 3,
-    temperature: 0,
-    auto_check: true,
-    docs: false,
-    key_configured: true,
-    missing_env: [],
-    trial: 'on-demand',
-    trial_available: true,
-    trial_unavailable_reason: null
-  };
+    votes: 3
+  });
   const settings = (over: Partial<ICraneSettings> = {}): ICraneSettings => ({
     ...DEFAULTS,
     ...over
