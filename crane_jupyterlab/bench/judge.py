@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from ..llm.answer import extract_object, schema_errors
+from ..llm.answer import Reasoning, extract_object, schema_errors
 from ..llm.errors import LLMError, MalformedAnswer
 from ..llm.litellm_backend import LiteLLMBackend
 from ..llm.votes import check_votes
@@ -64,7 +64,7 @@ class JudgeAnswer(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    reasoning: str
+    reasoning: Reasoning
     label: Label
 
     @field_validator("label", mode="before")
@@ -74,13 +74,6 @@ class JudgeAnswer(BaseModel):
         if isinstance(value, str):
             return "_".join(value.strip().lower().replace("-", " ").split())
         return value
-
-    @field_validator("reasoning")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("reasoning is empty")
-        return value.strip()
 
 
 def parse_judgement(text: str | None) -> JudgeAnswer:

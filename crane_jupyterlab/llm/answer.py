@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, field_validator
 
 from .errors import MalformedAnswer
 
@@ -23,12 +23,22 @@ _PREVIEW_CHARS = 120
 _DECODER = json.JSONDecoder(strict=False)
 
 
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("reasoning is empty")
+    return value.strip()
+
+
+# A model's reasoning, stripped; blank is malformed (the predictor's answer and the judge's alike).
+Reasoning = Annotated[str, AfterValidator(_not_blank)]
+
+
 class Answer(BaseModel):
     """One sample's answer, strictly typed."""
 
     model_config = ConfigDict(extra="ignore")
 
-    reasoning: str
+    reasoning: Reasoning
     detection: bool
 
     @field_validator("detection", mode="before")
@@ -41,13 +51,6 @@ class Answer(BaseModel):
         if isinstance(value, str) and value.strip().lower() in ("true", "false"):
             return value.strip().lower() == "true"
         raise ValueError("detection must be true or false")
-
-    @field_validator("reasoning")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("reasoning is empty")
-        return value.strip()
 
 
 # The JSON schema sent to providers that support structured output.
