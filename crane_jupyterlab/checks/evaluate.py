@@ -21,7 +21,6 @@ from typing import Any
 from .derive import (
     Derivations,
     _as_array,
-    _const_strs,
     _derived,
     _has_call,
     _number,
@@ -149,16 +148,17 @@ class Evaluator(Derivations):
         if base is None or not isinstance(node.ctx, ast.Load):
             return None
         expr = ast.unparse(node)
-        keys = _const_strs(node.slice)
-        if base.is_frame and keys is not None:
-            if isinstance(node.slice, ast.Constant) and not base.derived:
+        found = self.labels(node.slice, site, depth + 1) if base.is_frame else None
+        if found is not None:
+            keys, single = found
+            if single and not base.derived:
                 child = self.view.get(f"{base.expr}[{keys[0]!r}]")
                 if child is not None and not child.missing:
                     return replace(child, expr=expr)
             if base.columns is None or any(k not in base.columns for k in keys):
                 return None  # unknown, or a KeyError (the column rules say so)
             rows = base.rows()
-            if isinstance(node.slice, ast.Constant):
+            if single:
                 child = self.view.get(f"{base.expr}[{keys[0]!r}]") if not base.derived else None
                 out = (
                     replace(child, expr=expr)
