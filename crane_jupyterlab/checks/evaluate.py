@@ -231,6 +231,23 @@ class Evaluator(Derivations):
                 return None
             return self._method(base, func.attr, node, site, depth, expr)
         if isinstance(func, ast.Name):
+            if (
+                func.id == "range"
+                and "range" not in site.bound
+                and not node.keywords
+                and 1 <= len(node.args) <= 3
+            ):
+                bounds = [self.scalar(a, site, depth + 1) for a in node.args]
+                if all(type(b) is int for b in bounds) and bounds[-1] != 0:
+                    values = range(*bounds)
+                    items = list(values) if len(values) <= 1000 else None
+                    return ObjInfo(expr=expr, type="range", length=len(values), items=items)
+                return None
+            if func.id in ("list", "tuple") and func.id not in site.bound and len(node.args) == 1:
+                inner = self.value_of(node.args[0], site, depth + 1)
+                if inner is None or inner.items is None or node.keywords:
+                    return None
+                return ObjInfo(expr=expr, type=func.id, length=len(inner.items), items=list(inner.items))
             path = self.class_path(func, site)
             if path is not None:
                 return self._library_function(path, node, site, depth, expr)
