@@ -151,4 +151,81 @@ SPECS = [
         namings=NAMINGS,
         per_side=24,
     ),
+    Spec(
+        rule="shape-mismatch",
+        generator="keras-sparse-one-hot",
+        common=COMMON,
+        states=[
+            State(
+                "one-hot",
+                model(4, compiled="sparse_categorical_crossentropy")
+                + "\n$X = np.zeros(($n, 4))\n$y = keras.utils.to_categorical(np.arange($n) % 3, 3)",
+                crash=True,
+            ),
+            State(
+                "one-hot-object-loss",
+                model(4, compiled="")
+                + "\n$m.compile(optimizer='adam', loss=keras.losses.SparseCategoricalCrossentropy())"
+                "\n$X = np.zeros(($n, 4))\n$y = np.eye(3)[np.arange($n) % 3]",
+                crash=True,
+            ),
+            State(
+                "class-ids",
+                model(4, compiled="sparse_categorical_crossentropy")
+                + "\n$X = np.zeros(($n, 4))\n$y = np.arange($n) % 3",
+                crash=False,
+            ),
+            State(
+                "class-id-column",
+                model(4, compiled="sparse_categorical_crossentropy")
+                + "\n$X = np.zeros(($n, 4))\n$y = (np.arange($n) % 3).reshape(-1, 1)",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "$m.fit($X, $y, epochs=1, verbose=0)",
+            "hist = $m.fit($X, $y, epochs=1, batch_size=8, verbose=0)",
+            "$m.evaluate($X, $y, verbose=0)",
+        ],
+        namings=NAMINGS,
+        per_side=24,
+    ),
+    Spec(
+        rule="shape-mismatch",
+        generator="keras-conv-channels",
+        common=COMMON,
+        states=[
+            State(
+                "grayscale",
+                "$m = keras.Sequential([keras.Input(shape=(16, 16, 3)), layers.Conv2D(4, 3), "
+                "layers.GlobalAveragePooling2D(), layers.Dense(2, activation='softmax')])\n"
+                "$m.compile(optimizer='adam', loss='sparse_categorical_crossentropy')\n"
+                "$X = np.zeros(($n, 16, 16, 1), dtype='float32')\n$y = np.arange($n) % 2",
+                crash=True,
+            ),
+            State(
+                "rgba",
+                "$m = keras.Sequential([keras.Input(shape=(16, 16, 3)), layers.Conv2D(4, 3, padding='same'), "
+                "layers.Flatten(), layers.Dense(2, activation='softmax')])\n"
+                "$m.compile(optimizer='adam', loss='sparse_categorical_crossentropy')\n"
+                "$X = np.zeros(($n, 16, 16, 4), dtype='float32')\n$y = np.arange($n) % 2",
+                crash=True,
+            ),
+            State(
+                "rgb",
+                "$m = keras.Sequential([keras.Input(shape=(16, 16, 3)), layers.Conv2D(4, 3), "
+                "layers.GlobalAveragePooling2D(), layers.Dense(2, activation='softmax')])\n"
+                "$m.compile(optimizer='adam', loss='sparse_categorical_crossentropy')\n"
+                "$X = np.zeros(($n, 16, 16, 3), dtype='float32')\n$y = np.arange($n) % 2",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "$m.fit($X, $y, epochs=1, verbose=0)",
+            "$m.predict($X, verbose=0)",
+            "hist = $m.fit($X, $y, epochs=1, batch_size=8, verbose=0)",
+        ],
+        namings=NAMINGS,
+        per_side=24,
+    ),
 ]

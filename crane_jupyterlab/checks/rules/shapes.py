@@ -31,6 +31,15 @@ KERAS_SIZED_FIRST = frozenset({"Dense", "LSTM", "GRU", "SimpleRNN", "EinsumDense
 KERAS_DATA_METHODS = frozenset({"fit", "predict", "evaluate", "predict_on_batch", "train_on_batch"})
 ONE_HOT_LOSSES = frozenset({"categorical_crossentropy", "CategoricalCrossentropy", "binary_crossentropy",
                             "BinaryCrossentropy", "categorical_focal_crossentropy"})  # fmt: skip
+# Keras 3 sparse cross-entropy (every backend's `sparse_categorical_crossentropy`): a target whose rank
+# equals the output's is squeezed only when its last axis is 1; then its rank must be the output's - 1
+# ("Argument `output` must have rank (ndim) `target.ndim - 1`").
+SPARSE_LOSSES = frozenset({"sparse_categorical_crossentropy", "SparseCategoricalCrossentropy"})
+# Convolutions check the channel axis (channels_last) of their input against the kernel they were built
+# with: InputSpec(axes={-1: channels}).
+KERAS_CONV = frozenset(
+    {"Conv1D", "Conv2D", "Conv3D", "SeparableConv2D", "DepthwiseConv2D", "Conv2DTranspose"}
+)
 # Layers that keep the size of the last axis (what may follow the last Linear of a classifier).
 TORCH_SAME_WIDTH = frozenset(
     {"ReLU", "Softmax", "LogSoftmax", "Dropout", "Sigmoid", "Tanh", "Identity", "LeakyReLU", "GELU", "ELU",
@@ -76,7 +85,9 @@ def _keras_input(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo) -
     if type_class(model.type) != "Sequential":
         return None  # in a functional model the first listed layer need not read the input
     layers = [layer for layer in _layers(ctx, model) if type_class(layer.type) != "InputLayer"]
-    if not layers or type_class(layers[0].type) not in KERAS_SIZED_FIRST:
+    if not layers or type_class(layers[0].type) not in KERAS_SIZED_FIRST | KERAS_CONV:
+        return None
+    if type_class(layers[0].type) in KERAS_CONV and layers[0].raw.get("data_format") != "channels_last":
         return None
     x_node = call.args[0] if call.args else kwarg(call, "x")
     x = ctx.value_of(x_node, site) if x_node is not None else None
@@ -164,6 +175,8 @@ def _keras_targets(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo)
     out = model.output_shape
     if out is None or not out or not all(v is None or isinstance(v, int) for v in out):
         return None
+    if model.loss in SPARSE_LOSSES:
+        return _sparse_targets(call, model, y, list(out))
     if model.loss not in ONE_HOT_LOSSES:
         return None
     target, output = _adjust_ranks(list(y.shape), list(out))
@@ -179,6 +192,30 @@ def _keras_targets(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo)
         ),
         evidence=[
             *evidence,
+            f"{model.expr}.output_shape = {_shape_text(out)}",
+            f"{model.expr}.loss = {model.loss}",
+        ],
+        line=line_of(call),
+    )
+
+
+def _sparse_targets(call: ast.Call, model: ObjInfo, y: ObjInfo, out: list[object]) -> Finding | None:
+    """Sparse cross-entropy given one-hot (or otherwise wide) targets: class ids need one axis less."""
+    assert y.shape is not None
+    target = list(y.shape)
+    if len(target) == len(out) and target[-1] == 1:
+        target = target[:-1]
+    if len(target) == len(out) - 1 or not isinstance(target[-1], int) or len(out) < 2:
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"ValueError: Argument `output` must have rank (ndim) `target.ndim - 1`: {model.loss} takes "
+            f"integer class ids, but {y.expr} is {_shape_text(y.shape)} (one-hot?) and {model.expr} outputs "
+            f"{_shape_text(out)} (use categorical_crossentropy, or argmax the targets; line {line_of(call)})."
+        ),
+        evidence=[
+            f"{y.expr}.shape = {_shape_text(y.shape)}",
             f"{model.expr}.output_shape = {_shape_text(out)}",
             f"{model.expr}.loss = {model.loss}",
         ],

@@ -89,6 +89,9 @@ def _sum_keras_model(m: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]
             v = ld.get(key)
             if type(v) in (int, float, tuple):
                 child["facts"].append(_fact("S", key, v))
+        data_format = ld.get("data_format")  # which axis a convolution reads as channels
+        if type(data_format) is str:
+            child["facts"].append(_fact("R", "data_format", data_format))
         act = ld.get("activation")
         if act is not None and _callable_name(act) != "linear":
             child["facts"].append(_fact("R", "activation", _callable_name(act)))
