@@ -79,7 +79,7 @@ STACKERS_NP = frozenset({"concatenate", "stack", "vstack", "hstack", "column_sta
 STACKERS_TORCH = frozenset({"cat", "concat", "concatenate", "stack"})
 ITEM = re.compile(r"^<(ndarray|Tensor) \(([0-9, ]*)\) ?[A-Za-z0-9_]*>$")
 SHORT_LEN = re.compile(r"^<(?:list|tuple) len ([0-9]+)>$")
-NUMERIC_DTYPES = re.compile(r"^(float|int|uint|bool|complex)(8|16|32|64|128)?_?$|^(f|i|u)[248]$|^double$")
+NUMERIC_DTYPES = re.compile(r"^(float|int|uint|bool|complex)(8|16|32|64|128)?_?$|^(f|i|u)[248]$|^(double|long|short|half|float|int)$")
 
 
 def _dims(value: Any) -> list[int] | None:
