@@ -78,7 +78,8 @@ SPECS = [
             ),
             State(
                 "rows-differ",
-                "$L = [np.ones(($n, 2)), np.ones(($n + 1, 2))]\nX1 = np.ones(($n, 2))\nX2 = np.ones(($n + 1, 2))",
+                "$L = [np.ones(($n, 2)), np.ones(($n + 1, 2))]\nX1 = np.ones(($n, 2))\n"
+                "X2 = np.ones(($n + 1, 2))",
                 crash=True,
             ),
             State(
@@ -107,7 +108,8 @@ SPECS = [
         states=[
             State(
                 "widths",
-                "$L = [torch.ones($n, 3), torch.ones($n, 4)]\nt1 = torch.ones($n, 3)\nt2 = torch.ones($n + 2, 4)",
+                "$L = [torch.ones($n, 3), torch.ones($n, 4)]\nt1 = torch.ones($n, 3)\n"
+                "t2 = torch.ones($n + 2, 4)",
                 crash=True,
             ),
             State(

@@ -79,7 +79,9 @@ STACKERS_NP = frozenset({"concatenate", "stack", "vstack", "hstack", "column_sta
 STACKERS_TORCH = frozenset({"cat", "concat", "concatenate", "stack"})
 ITEM = re.compile(r"^<(ndarray|Tensor) \(([0-9, ]*)\) ?[A-Za-z0-9_]*>$")
 SHORT_LEN = re.compile(r"^<(?:list|tuple) len ([0-9]+)>$")
-NUMERIC_DTYPES = re.compile(r"^(float|int|uint|bool|complex)(8|16|32|64|128)?_?$|^(f|i|u)[248]$|^(double|long|short|half|float|int)$")
+NUMERIC_DTYPES = re.compile(
+    r"^(float|int|uint|bool|complex)(8|16|32|64|128)?_?$|^(f|i|u)[248]$|^(double|long|short|half|float|int)$"
+)
 
 
 def _dims(value: Any) -> list[int] | None:
@@ -233,7 +235,8 @@ def _seen_arrays(
             out.append((info.expr, [int(d) for d in info.shape if d is not None]))
         return (kinds.pop(), out) if len(kinds) == 1 else None
     info = ctx.value_of(node, site)
-    if info is None or info.type not in ("list", "tuple"):
+    # The probe's items describe the kernel's own list: a list the cell derives (a slice) is another one.
+    if info is None or info.type not in ("list", "tuple") or info.derived:
         return None
     kinds_seen = info.raw.get("element_types")
     items = info.raw.get("items")
@@ -396,7 +399,8 @@ def _row_length(item: Any) -> int | None:
 def _row_lengths(ctx: CellContext, node: ast.expr, site: Site) -> list[tuple[str, int | list[int]]] | None:
     """(label, length of a list row, or shape of an array row) for the seen rows of a kernel list."""
     info = ctx.value_of(node, site)
-    if info is None or info.type not in ("list", "tuple"):
+    # The probe's items describe the kernel's own list: a list the cell derives (a slice) is another one.
+    if info is None or info.type not in ("list", "tuple") or info.derived:
         return None
     kinds = info.raw.get("element_types")
     items = info.raw.get("items")
