@@ -50,6 +50,7 @@ def ns() -> dict[str, Any]:
         ("t.transpose(0, 1)", None),  # not in the table: silent
         ("np.concatenate(cols, axis=1)", "shape-mismatch"),
         ("np.vstack(flat)", "shape-mismatch"),
+        ("np.vstack([y, scalar])", "shape-mismatch"),  # atleast_2d: (1, 30) and (1, 1)
         ("np.array(rows)", "shape-mismatch"),
         ("np.array(long_ragged)", "shape-mismatch"),  # seen rows disagree: the unseen ones do not matter
         ("np.asarray(arrays, dtype=float)", "shape-mismatch"),
@@ -74,6 +75,7 @@ def test_crashes(ns: dict[str, Any], source: str, rule: str | None, rules: Check
         "t.unsqueeze(1)",
         "np.hstack(flat)",  # 1-d arrays join on axis 0
         "np.vstack(mixed)",  # (3,) becomes (1, 3)
+        "np.hstack([scalar, y])",  # atleast_1d: (1,) and (30,) on axis 0
         "np.column_stack([np.ones(5), np.ones((5, 2))])",
         "torch.cat([empty, m])",  # torch skips empty 1-d tensors
         "np.array(rows, dtype=object)",

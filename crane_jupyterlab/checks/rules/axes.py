@@ -75,7 +75,7 @@ TORCH_DIM: dict[str, tuple[int, bool, int]] = {
 }  # fmt: skip
 TORCH_FUNCTIONS_ONLY = frozenset({"softmax", "log_softmax"})  # torch.nn.functional as well as torch
 
-STACKERS_NP = frozenset({"concatenate", "stack", "vstack", "hstack", "column_stack", "row_stack"})
+STACKERS_NP = frozenset({"concatenate", "stack", "vstack", "hstack", "column_stack"})
 STACKERS_TORCH = frozenset({"cat", "concat", "concatenate", "stack"})
 ITEM = re.compile(r"^<(ndarray|Tensor) \(([0-9, ]*)\) ?[A-Za-z0-9_]*>$")
 SHORT_LEN = re.compile(r"^<(?:list|tuple) len ([0-9]+)>$")
@@ -268,13 +268,14 @@ def _stack_problem(kind: str, name: str, shapes: list[tuple[str, list[int]]], ax
                 )
         return None
     work = [(label, list(shape)) for label, shape in shapes]
-    if name in ("vstack", "row_stack"):
-        work = [(label, [1, *s] if len(s) == 1 else s) for label, s in work]
+    if name == "vstack":  # atleast_2d
+        work = [(label, [1, 1] if not s else [1, *s] if len(s) == 1 else s) for label, s in work]
         axis = 0
-    elif name == "hstack":
+    elif name == "hstack":  # atleast_1d, then axis 0 when the first array is 1-D
+        work = [(label, s or [1]) for label, s in work]
         axis = 0 if len(work[0][1]) == 1 else 1
-    elif name == "column_stack":
-        work = [(label, [s[0], 1] if len(s) == 1 else s) for label, s in work]
+    elif name == "column_stack":  # 0-d and 1-D arrays become columns
+        work = [(label, [1, 1] if not s else [s[0], 1] if len(s) == 1 else s) for label, s in work]
         axis = 1
     if axis is None:
         return None
