@@ -47,7 +47,9 @@ def ns() -> dict[str, Any]:
         ("np.expand_dims(y, -3)", "axis-out-of-range"),
         ("np.take(onehot, [0], 2)", "axis-out-of-range"),
         ("t.softmax(-2)", "axis-out-of-range"),
-        ("t.transpose(0, 1)", None),  # not in the table: silent
+        ("t.transpose(0, 1)", "axis-out-of-range"),
+        ("onehot.transpose(2, 0, 1)", "axis-out-of-range"),  # axes don't match array
+        ("m.permute(1, 1)", "axis-out-of-range"),  # repeated dim
         ("np.concatenate(cols, axis=1)", "shape-mismatch"),
         ("np.vstack(flat)", "shape-mismatch"),
         ("np.vstack([y, scalar])", "shape-mismatch"),  # atleast_2d: (1, 30) and (1, 1)
@@ -82,6 +84,9 @@ def test_crashes(ns: dict[str, Any], source: str, rule: str | None, rules: Check
         "np.array(square)",
         "np.array(texts)",  # strings that look like arrays are strings
         "np.sort(y, axis=None)",
+        "onehot.transpose(1, 0)",
+        "m.permute(-1, 0)",
+        "m.transpose(-1, 0)",
         "rows2 = rows[:1]\nnp.array(rows2)",
         "rows[1].append(6)\nnp.array(rows)",  # the cell pads the short row first
         "rows.pop()\nnp.array(rows)",
