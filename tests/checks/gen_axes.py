@@ -163,3 +163,31 @@ SPECS = [
         flows=ALL,
     ),
 ]
+SPECS.append(
+    Spec(
+        rule="axis-out-of-range",
+        generator="pandas-axis",
+        common=NP + "\nimport pandas as pd",
+        states=[
+            State(
+                "label-column",
+                "df = pd.DataFrame({'x': np.arange($n), 'label': np.arange($n) % 3})\n$A = df['label']",
+                crash=True,
+            ),
+            State("series", "$A = pd.Series(np.arange($n) % 3, name='label')", crash=True),
+            State(
+                "one-hot", "$A = pd.DataFrame(np.eye(3)[np.arange($n) % 3], columns=list('abc'))", crash=False
+            ),
+        ],
+        forms=[
+            "np.argmax($A, axis=1)",
+            "$A.sum(axis=1)",
+            "np.mean($A, axis=1)",
+            "$A.max(axis=1).mean()",
+            "best = $A.idxmax(axis=1)",
+            "np.sum($A, 1)",
+        ],
+        namings=NAMINGS,
+        flows=ALL,
+    )
+)

@@ -50,6 +50,9 @@ def ns() -> dict[str, Any]:
         ("t.transpose(0, 1)", "axis-out-of-range"),
         ("onehot.transpose(2, 0, 1)", "axis-out-of-range"),  # axes don't match array
         ("m.permute(1, 1)", "axis-out-of-range"),  # repeated dim
+        ("s.sum(axis=1)", "axis-out-of-range"),  # a Series has axis 0 only
+        ("np.argmax(s, axis=1)", "axis-out-of-range"),
+        ("df.mean(axis=2)", "axis-out-of-range"),
         ("np.concatenate(cols, axis=1)", "shape-mismatch"),
         ("np.vstack(flat)", "shape-mismatch"),
         ("np.vstack([y, scalar])", "shape-mismatch"),  # atleast_2d: (1, 30) and (1, 1)
@@ -73,6 +76,7 @@ def test_crashes(ns: dict[str, Any], source: str, rule: str | None, rules: Check
         "df.sum(axis=1)",  # pandas: axis means rows/columns
         "s.mean(axis=0)",
         "np.sum(df, axis=1)",
+        "np.argmax(df, axis=1)",
         "np.expand_dims(y, 1)",
         "t.unsqueeze(1)",
         "np.hstack(flat)",  # 1-d arrays join on axis 0

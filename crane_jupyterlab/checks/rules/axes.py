@@ -14,7 +14,9 @@
 
 Stacking and ragged lists are rules/stacking's (it uses the helpers here).
 
-pandas objects are left alone: their `axis` means rows/columns and takes names ('index', 'columns').
+pandas: `s.sum(axis=1)` / `np.argmax(s, axis=1)` on a Series, `df.mean(axis=2)`: `_get_axis_number`
+raises ValueError ("No axis named 1 for object type Series"); claimed only for integer axes outside
+[-ndim, ndim), where NumPy's conversion path would fail too.
 """
 
 from __future__ import annotations
@@ -199,6 +201,56 @@ def _axis(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     )
 
 
+PANDAS_METHODS = frozenset(
+    {"sum", "mean", "max", "min", "std", "var", "median", "prod", "any", "all", "cumsum", "cumprod",
+     "idxmax", "idxmin", "sem"}
+)  # fmt: skip
+NUMPY_ON_PANDAS = frozenset(
+    {"sum", "mean", "max", "min", "std", "var", "argmax", "argmin", "prod", "cumsum", "any", "all", "amax",
+     "amin"}
+)  # fmt: skip
+
+
+def _pandas_axis(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """`s.sum(axis=1)`, `np.argmax(s, axis=1)` on a Series, `df.mean(axis=2)` on a DataFrame: pandas'
+    `_get_axis_number` knows axes 0 (and 1 for a frame) only ("No axis named 1 for object type
+    Series"); NumPy functions dispatch to those methods, or convert to an array of the same ndim.
+    Claimed only outside [-ndim, ndim), where both paths raise."""
+    func = call.func
+    if has_star_args(call) or not isinstance(func, (ast.Attribute, ast.Name)):
+        return None
+    lib = library_function(ctx, site, func)
+    node: ast.expr | None
+    if lib is not None:
+        if lib[0] != "numpy" or lib[1] not in NUMPY_ON_PANDAS or not call.args:
+            return None
+        obj, name = ctx.value_of(call.args[0], site), lib[1]
+        node = kwarg(call, "axis") or (call.args[1] if len(call.args) > 1 else None)
+    elif isinstance(func, ast.Attribute):
+        obj, name = ctx.value_of(func.value, site), func.attr
+        if obj is None or not (name in PANDAS_METHODS or (obj.is_series and name in ("argmax", "argmin"))):
+            return None
+        node = kwarg(call, "axis")
+    else:
+        return None
+    if obj is None or node is None or not (obj.is_series or obj.is_frame):
+        return None
+    ndim = 1 if obj.is_series else 2
+    value = ctx.scalar(node, site)
+    if type(value) is not int or -ndim <= value < ndim or site.caught(("ValueError", "IndexError")):
+        return None
+    kind = "Series" if obj.is_series else "DataFrame"
+    return Finding(
+        rule=AXIS_RULE,
+        message=(
+            f"ValueError: No axis named {value} for object type {kind}: {obj.expr} is a {kind} "
+            f"({ndim}-D), so {name} has no axis {value} (line {line_of(call)})."
+        ),
+        evidence=[f"type({obj.expr}) = {obj.type}", *([obj.derived] if obj.derived else [])],
+        line=line_of(call),
+    )
+
+
 PAIRS_NP = frozenset({"swapaxes", "moveaxis"})  # two axes after the array
 PAIRS_TORCH = frozenset({"transpose", "swapaxes", "swapdims", "moveaxis", "movedim"})
 ORDERS = {"numpy": "transpose", "torch": "permute"}  # every axis, in a new order
@@ -274,6 +326,6 @@ def check(ctx: CellContext) -> Iterator[Finding]:
     for site in ctx.certain(ast.Call):
         call = site.node
         assert isinstance(call, ast.Call)
-        finding = _axis(ctx, site, call) or _reorder(ctx, site, call)
+        finding = _axis(ctx, site, call) or _reorder(ctx, site, call) or _pandas_axis(ctx, site, call)
         if finding is not None:
             yield finding
