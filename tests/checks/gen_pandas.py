@@ -322,4 +322,42 @@ SPECS = [
         ],
         namings=NAMINGS,
     ),
+    Spec(
+        rule="bad-conversion",
+        generator="pandas-date-format",
+        common=COMMON,
+        states=[
+            State(
+                "us-dates-appended",
+                "$df = pd.DataFrame({'date': [f'2023-{1 + i % 12:02d}-15' for i in range($n)]})\n"
+                "late = pd.DataFrame({'date': ['01/15/2024', '02/15/2024']})\n"
+                "$df = pd.concat([$df, late], ignore_index=True)",
+                crash=True,
+            ),
+            State(
+                "with-time",
+                "$df = pd.DataFrame({'date': [f'2023-{1 + i % 12:02d}-15 08:30' for i in range($n)]})",
+                crash=True,
+            ),
+            State(
+                "iso",
+                "$df = pd.DataFrame({'date': [f'2023-{1 + i % 12:02d}-{1 + i % 28}' for i in range($n)]})",
+                crash=False,
+            ),
+            State(
+                "iso-with-gaps",
+                "$df = pd.DataFrame({'date': [f'2023-{1 + i % 12:02d}-15' if i % 5 else None "
+                "for i in range($n)]})",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "pd.to_datetime($df['date'], format='%Y-%m-%d')",
+            "$df['date'] = pd.to_datetime($df['date'], format='%Y-%m-%d')",
+            "dates = pd.to_datetime($df.date, format='%Y-%m-%d', utc=True)\ndates.min()",
+            ("pd.to_datetime($df['date'], format='%Y-%m-%d', errors='coerce')", False),
+            ("pd.to_datetime($df['date'], format='mixed')", False),
+        ],
+        namings=NAMINGS,
+    ),
 ]

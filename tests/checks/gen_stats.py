@@ -131,4 +131,24 @@ SPECS = [
         ],
         namings=NAMINGS,
     ),
+    Spec(
+        rule="bad-value",
+        generator="statsmodels-seasonal",
+        common=COMMON + "\nfrom statsmodels.tsa.seasonal import seasonal_decompose\n"
+        "idx = pd.date_range('2020-01-01', periods=48, freq='MS')\n"
+        "base = 100 + 20 * np.sin(np.arange(48) * np.pi / 6)",
+        states=[
+            State("closed-months", "$y = pd.Series(base, index=idx)\n$y.iloc[[5, 6]] = 0", crash=True),
+            State("returns", "$y = pd.Series(base, index=idx).pct_change().fillna(0)", crash=True),
+            State("gap", "$y = pd.Series(base, index=idx)\n$y.iloc[10] = np.nan", crash=True),
+            State("positive", "$y = pd.Series(base, index=idx)", crash=False),
+            State("array", "$y = base.copy()", crash=False),
+        ],
+        forms=[
+            "seasonal_decompose($y, model='multiplicative', period=12)",
+            "res = seasonal_decompose($y, model='mul', period=12)\nres.seasonal[:5]",
+            "sm.tsa.seasonal_decompose($y, model='multiplicative', period=12).trend",
+        ],
+        namings=NAMINGS,
+    ),
 ]

@@ -3,7 +3,8 @@
 - `s.astype(int)` / `df['c'].astype('float')` / `pd.to_numeric(df['c'])` (default errors='raise') when
   the values shown include a string no number parser accepts (`'10,000+'`, `'$36,945 '`, `'abc'`);
 - `s.astype(int)` (NumPy integer, not the nullable `'Int64'`) when the float column has missing values
-  (IntCastingNaNError).
+  (IntCastingNaNError);
+- `pd.to_datetime(s, format='%Y-%m-%d')` when a value shown is written another way ('01/15/2024').
 
 Evidence: the values the runtime shows are actual values of that column (a sample: their absence proves
 nothing, their presence proves the crash), its NaN count, and the Series must still be the kernel's.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from datetime import datetime
 
 from ...models import Finding
 from ..context import CellContext, const_str, has_star_args, kwarg, line_of
@@ -146,12 +148,66 @@ def _to_numeric(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     return _finding(series, call, "pd.to_numeric", bad) if bad else None
 
 
+# `pd.to_datetime(s, format=F)` parses every value with F (exact=True, errors='raise'): a value shown
+# that F cannot parse is a ValueError ("time data ... doesn't match format"). Only directives whose
+# meaning does not depend on the locale or on pandas' own extensions are judged (datetime.strptime
+# agrees with pandas' array_strptime on them).
+_PLAIN_FORMAT = re.compile(r"(?:[^%]|%[YmdHMSyj%])+")
+
+
+def _unparsed_dates(series: ObjInfo, fmt: str) -> list[str]:
+    shown = [
+        *(series.examples or []),
+        *(v for v, _ in series.counts or []),
+        *(series.non_numeric_examples or []),
+    ]
+    bad = []
+    for value in dict.fromkeys(v for v in shown if isinstance(v, str)):
+        if value.strip().lower() in NA_STRINGS:
+            continue
+        try:
+            datetime.strptime(value, fmt)
+        except ValueError:
+            bad.append(value)
+    return bad
+
+
+def _to_datetime(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    func = call.func
+    if not isinstance(func, (ast.Attribute, ast.Name)) or has_star_args(call) or len(call.args) != 1:
+        return None
+    path = ctx.class_path(func, site)
+    if path is None or path.split(".")[0] != "pandas" or path.rsplit(".", 1)[-1] != "to_datetime":
+        return None
+    if any(k.arg in ("errors", "exact") for k in call.keywords):
+        return None
+    fmt = const_str(kwarg(call, "format"))
+    # a format with no directive is a keyword of pandas' own ('mixed', 'ISO8601'), not a strptime format
+    if fmt is None or "%" not in fmt or not _PLAIN_FORMAT.fullmatch(fmt):
+        return None
+    series = ctx.value_of(call.args[0], site)
+    if series is None or not series.is_series or series.dtype not in ("object", "str", "string"):
+        return None
+    bad = _unparsed_dates(series, fmt)
+    if not bad:
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"ValueError: time data {bad[0]!r} doesn't match format {fmt!r}: {series.expr} holds dates "
+            f"written another way (line {line_of(call)})."
+        ),
+        evidence=[f"{series.expr} values include {bad[:3]}", f"format = {fmt!r}"],
+        line=line_of(call),
+    )
+
+
 def check(ctx: CellContext) -> Iterator[Finding]:
     for site in ctx.certain(ast.Call):
         call = site.node
         assert isinstance(call, ast.Call)
         if site.caught(("ValueError",)):
             continue
-        finding = _astype(ctx, site, call) or _to_numeric(ctx, site, call)
+        finding = _astype(ctx, site, call) or _to_numeric(ctx, site, call) or _to_datetime(ctx, site, call)
         if finding is not None:
             yield finding

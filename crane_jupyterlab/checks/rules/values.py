@@ -223,6 +223,38 @@ def _concatenate_axis(ctx: CellContext, site: Site, call: ast.Call) -> Finding |
     )
 
 
+def _seasonal_decompose(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """statsmodels' `seasonal_decompose(x, model=...)`: it refuses non-finite values ("This function does
+    not handle missing values"), then, for model='multiplicative', any value <= 0 ("Multiplicative
+    seasonality is not appropriate for zero and negative values"). A NaN count or a minimum seen (on a
+    sample too: an actual value) proves either."""
+    if not isinstance(call.func, (ast.Name, ast.Attribute)) or has_star_args(call) or not call.args:
+        return None
+    path = ctx.class_path(call.func, site)
+    if path is None or path.split(".")[0] != "statsmodels" or not path.endswith(".seasonal_decompose"):
+        return None
+    if site.caught(("ValueError",)):
+        return None
+    x = ctx.value_of(call.args[0], site)
+    if x is None or not (x.is_series or x.is_ndarray) or (x.shape is not None and len(x.shape) != 1):
+        return None
+    model_node = call.args[1] if len(call.args) > 1 else kwarg(call, "model")
+    model = ctx.scalar(model_node, site) if model_node is not None else "additive"
+    if (x.nan or 0) > 0 or x.has_nan is True:
+        detail, why = f"{x.expr} has missing values", "This function does not handle missing values"
+    elif model in ("multiplicative", "mul") and isinstance(x.min, (int, float)) and x.min <= 0:
+        detail = f"{x.expr} holds {x.min:g}"
+        why = "Multiplicative seasonality is not appropriate for zero and negative values"
+    else:
+        return None
+    return Finding(
+        rule=RULE,
+        message=f"ValueError: {why}: {detail} (seasonal_decompose, line {line_of(call)}).",
+        evidence=[*(f for f in x.facts if ".nan" in f or ".min" in f), detail],
+        line=line_of(call),
+    )
+
+
 def check(ctx: CellContext) -> Iterator[Finding]:
     augmented = {id(n.value): n for n in ast.walk(ctx.tree) if isinstance(n, ast.AugAssign)}
     for site in ctx.sites:
@@ -236,6 +268,7 @@ def check(ctx: CellContext) -> Iterator[Finding]:
                 or _stratify(ctx, site, node)
                 or _concatenate_axis(ctx, site, node)
                 or _size_parameter(ctx, site, node)
+                or _seasonal_decompose(ctx, site, node)
             )
         elif isinstance(node, ast.Attribute):
             finding = _accessor(ctx, site, node)
