@@ -145,6 +145,7 @@ class RuntimeView:
     objects: dict[str, ObjInfo] = field(default_factory=dict)
     modules: dict[str, ModuleInfo] = field(default_factory=dict)  # by alias in the notebook
     undefined: set[str] = field(default_factory=set)  # names the kernel certainly does not define
+    formula_undefined: set[str] = field(default_factory=set)  # variables of the cell's formulas it lacks
     python: str | None = None
     syntax_error: dict[str, Any] | None = None
     source: str = "probe"
@@ -345,6 +346,9 @@ def from_probe(result: dict[str, Any]) -> RuntimeView:
     undefined = result.get("undefined")
     if isinstance(undefined, list):
         view.undefined = {n for n in undefined if isinstance(n, str)}
+    in_formulas = result.get("formula_undefined")
+    if isinstance(in_formulas, list):
+        view.formula_undefined = {n for n in in_formulas if isinstance(n, str)}
     for mod in result.get("modules") or []:
         if isinstance(mod, dict) and isinstance(mod.get("name"), str) and mod["name"]:
             version = mod.get("version")

@@ -20,7 +20,7 @@ from .libraries import _modules
 from .lineage import _lineage, _skip_lineage
 from .refs import _chain_entries, _column_hints
 from .safe import IPYTHON_NAMES, _Ctx, _entry, _isfunction, _isinst, _trim, _trusted_callable, _type_name
-from .scan import _Scanner
+from .scan import _Scanner, formula_names, formula_strings
 from .summarize import summarize
 from .summarize.builtins import _function_globals
 
@@ -128,6 +128,11 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
     undefined = [n for n in scan.free if _undefined(n, ns)] + list(scan.deleted_reads)
     if not scan.star_import:
         result["undefined"] = undefined
+        # variables of formula strings the kernel lacks (patsy would find them nowhere but in data=)
+        in_formulas = [n for f in formula_strings(tree) for n in formula_names(f)]
+        absent = [n for n in dict.fromkeys(in_formulas) if _undefined(n, ns) and n not in undefined]
+        if absent:
+            result["formula_undefined"] = absent
     present = [n for n in scan.free if n in ns]
 
     hints = _column_hints(scan, ns)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import re
 from typing import Any
 
 from .safe import _NOKEY
@@ -16,6 +17,39 @@ COLUMN_KWARGS = frozenset(
         "values", "size", "style", "id_vars", "value_vars", "column", "weights", "units", "stratify_col",
     }
 )  # fmt: skip
+
+
+# patsy formulas (statsmodels' `smf.ols('y ~ x + C(g)', data=df)`): the plain variables a formula reads.
+# patsy looks each one up in `data`, then in the calling frame (the notebook's namespace), and raises
+# PatsyError (NameError inside) when neither has it. Skipped: names called as functions (`C(`,
+# `np.log(`), attributes after a dot, keyword names (`Treatment(reference=...)`), quoted names
+# (`Q('a b')`), and patsy's own words.
+_FORMULA_WORD = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)(?![\w'\"])(?!\s*[.(])(?!\s*=(?!=))")
+_FORMULA_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+PATSY_WORDS = frozenset({"C", "I", "Q", "Treatment", "Sum", "Poly", "Diff", "Helmert", "center",
+                         "standardize", "scale", "bs", "cr", "cc", "te", "ti", "np", "True", "False",
+                         "None"})  # fmt: skip
+
+
+def formula_names(text: str) -> list[str]:
+    """The variables a patsy formula reads ([] when `text` does not look like a formula)."""
+    if "~" not in text or len(text) > 2000:
+        return []
+    plain = _FORMULA_QUOTED.sub(" ", text)
+    names = [m.group(1) for m in _FORMULA_WORD.finditer(plain)]
+    return [n for n in dict.fromkeys(names) if n not in PATSY_WORDS and not n.isdigit()]
+
+
+def formula_strings(tree: ast.AST) -> list[str]:
+    """Constant formula strings passed to calls: the first positional argument or `formula=`."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for arg in [*node.args[:1], *(k.value for k in node.keywords if k.arg == "formula")]:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and "~" in arg.value:
+                found.append(arg.value)
+    return found
 
 
 COLUMN_METHODS = frozenset(

@@ -151,4 +151,26 @@ SPECS = [
         ],
         namings=NAMINGS,
     ),
+    Spec(
+        rule="missing-key",
+        generator="statsmodels-formula-names",
+        common=COMMON + "\nimport statsmodels.formula.api as smf\nfrom statsmodels.formula.api import ols",
+        states=[
+            State("renamed", FRAME + "})\n$df = $df.rename(columns={'rooms': 'n_rooms'})", crash=True),
+            State("never-made", FRAME + "})\n$df = $df.drop(columns='rooms')", crash=True),
+            State("column", FRAME + "})", crash=False),
+            State(
+                "notebook-variable",
+                FRAME + "})\nrooms = $df['rooms'].to_numpy()\n$df = $df.drop(columns='rooms')",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "smf.ols('price ~ size + rooms', data=$df).fit()",
+            "fit = ols('price ~ np.log(size) + rooms', data=$df).fit()\nfit.params",
+            "smf.ols(formula='price ~ rooms + I(size ** 2)', data=$df).fit().rsquared",
+            "smf.glm('price ~ rooms', $df).fit().params",
+        ],
+        namings=NAMINGS,
+    ),
 ]

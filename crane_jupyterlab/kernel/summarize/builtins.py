@@ -19,7 +19,9 @@ from ..safe import (
     _isclass,
     _isfunction,
     _isinst,
+    _ismethod,
     _isroutine,
+    _method_func,
     _module_dict,
     _safe_repr,
     _short_type,
@@ -119,6 +121,9 @@ def _origin(obj: Any) -> tuple[str, str] | None:
             module, qualname = _class_str(_TYPE_MODULE, obj), _class_str(_TYPE_QUALNAME, obj)
         elif _isfunction(obj) or _isbuiltin(obj):
             module, qualname = obj.__module__, obj.__qualname__  # C slots of exact function types
+        elif _ismethod(obj):  # a bound method of a plain function (`ols = OLS.from_formula`): its function's
+            func = _method_func(obj)
+            module, qualname = func.__module__, func.__qualname__
         else:
             return None
     except Exception:
