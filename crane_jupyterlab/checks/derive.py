@@ -33,8 +33,12 @@ NUMPY_TO_TORCH_DTYPE = {
 }  # fmt: skip
 TORCH_CASTS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
                "bool": "bool"}  # fmt: skip
-# Loss modules the cell may build with their defaults (the cross-entropy rule reads them).
-TORCH_PLAIN_LOSSES = frozenset({"CrossEntropyLoss", "NLLLoss"})
+# Loss modules the cell may build, with the keywords that leave the targets they accept alone (the
+# cross-entropy and BCE rules read them; `ignore_index` changes which class indices are legal).
+TORCH_PLAIN_LOSSES = {
+    "CrossEntropyLoss": {"weight", "reduction", "label_smoothing"}, "NLLLoss": {"weight", "reduction"},
+    "BCELoss": {"weight", "reduction"}, "BCEWithLogitsLoss": {"weight", "reduction", "pos_weight"},
+}  # fmt: skip
 TORCH_TENSOR_TYPES = {"FloatTensor": "float32", "DoubleTensor": "float64", "LongTensor": "int64",
                       "IntTensor": "int32"}  # fmt: skip
 
@@ -183,8 +187,13 @@ class Derivations:
             if x is not None and x.shape is not None and (x.is_ndarray or x.is_frame or x.is_series):
                 return _as_array(x, expr)
             return None
-        if top == "torch" and name in TORCH_PLAIN_LOSSES and not args and not node.keywords:
-            # `criterion = nn.CrossEntropyLoss()`: default settings (no weight, no ignore_index)
+        if (
+            top == "torch"
+            and name in TORCH_PLAIN_LOSSES
+            and not args
+            and all(kw.arg in TORCH_PLAIN_LOSSES[name] for kw in node.keywords)
+        ):
+            # `criterion = nn.CrossEntropyLoss()`: no ignore_index (the default, -100)
             return ObjInfo(expr=expr, type=f"torch.nn.modules.loss.{name}", user_code=False,
                            derived=f"{expr} in this cell")  # fmt: skip
         if top == "torch" and len(args) == 1:

@@ -21,6 +21,7 @@ import ast
 from collections.abc import Iterator
 
 from ...models import Finding
+from .. import torch_forward
 from ..context import CellContext, has_star_args, kwarg, line_of
 from ..flow import Site
 from ..view import ObjInfo, type_class, type_root
@@ -31,11 +32,6 @@ KERAS_SIZED_FIRST = frozenset({"Dense", "LSTM", "GRU", "SimpleRNN", "EinsumDense
 KERAS_DATA_METHODS = frozenset({"fit", "predict", "evaluate", "predict_on_batch", "train_on_batch"})
 ONE_HOT_LOSSES = frozenset({"categorical_crossentropy", "CategoricalCrossentropy", "binary_crossentropy",
                             "BinaryCrossentropy", "categorical_focal_crossentropy"})  # fmt: skip
-# Layers that keep the size of the last axis (what may follow the last Linear of a classifier).
-TORCH_SAME_WIDTH = frozenset(
-    {"ReLU", "Softmax", "LogSoftmax", "Dropout", "Sigmoid", "Tanh", "Identity", "LeakyReLU", "GELU", "ELU",
-     "SELU", "SiLU", "Mish", "Softplus", "PReLU"}
-)  # fmt: skip
 TORCH_CE_LOSSES = frozenset({"CrossEntropyLoss", "NLLLoss"})
 TORCH_LAYERS = frozenset({"Linear", "Conv1d", "Conv2d", "Conv3d"})
 TORCH_CE_FUNCTIONS = frozenset({"cross_entropy", "nll_loss"})
@@ -189,30 +185,6 @@ def _keras_targets(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo)
 # ----- torch --------------------------------------------------------------------------------------------
 
 
-def _flat_torch_layers(ctx: CellContext, model: ObjInfo) -> list[ObjInfo] | None:
-    """The layers of a flat Sequential, all of them, in order; None when nested or not all shown."""
-    expected = [f"{model.expr}[{i}]" for i in range(len(model.children))]
-    layers = _layers(ctx, model)
-    if not model.children or model.children != expected or len(layers) != len(expected):
-        return None
-    return layers
-
-
-def _torch_classes(ctx: CellContext, model: ObjInfo) -> int | None:
-    """Number of outputs of a Sequential classifier: the last Linear's out_features."""
-    layers = _flat_torch_layers(ctx, model)
-    if layers is None:
-        return None
-    for layer in reversed(layers):
-        cls = type_class(layer.type)
-        if cls == "Linear":
-            out = layer.layer.get("out_features")
-            return out if isinstance(out, int) else None
-        if cls not in TORCH_SAME_WIDTH:
-            return None
-    return None
-
-
 def _torch_first_layer(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo) -> Finding | None:
     """`model(X)` with X that the first Linear/Conv layer cannot take."""
     if len(call.args) != 1 or call.keywords:
@@ -310,7 +282,7 @@ def _torch_targets(ctx: CellContext, site: Site, call: ast.Call) -> Finding | No
         return None
     if (y.device or "cpu") != "cpu" or model.raw.get("param_device", "cpu") != "cpu":
         return None  # on a GPU the assert surfaces later, as another error (rules/devices)
-    n_out = _torch_classes(ctx, model)
+    n_out = torch_forward.classes(ctx.view, model)
     if (
         n_out is None
         or y.max is None
