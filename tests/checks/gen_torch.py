@@ -285,3 +285,48 @@ SPECS += [
         ],
     ),
 ]
+
+LOADER = (
+    "from torch.utils.data import DataLoader, TensorDataset\n"
+    "loader = DataLoader(TensorDataset(torch.randn($n, 5), labels), batch_size=4, shuffle=True)\n"
+)
+SPECS.append(
+    Spec(
+        rule="loss-target",
+        generator="torch-loader-loss-target",
+        common=COMMON,
+        states=[
+            State(
+                "ce-float-labels",
+                "labels = (torch.arange($n) % 3).float()\n" + LOADER + "$m = nn.Sequential(nn.Linear(5, 8), "
+                "nn.ReLU(), nn.Linear(8, 3))\ncrit = nn.CrossEntropyLoss()",
+                crash=True,
+            ),
+            State(
+                "bce-flat-labels",
+                "labels = (torch.arange($n) % 2).float()\n" + LOADER + "$m = nn.Sequential(nn.Linear(5, 1), "
+                "nn.Sigmoid())\ncrit = nn.BCELoss()",
+                crash=True,
+            ),
+            State(
+                "ce-long-labels",
+                "labels = torch.arange($n) % 3\n" + LOADER + "$m = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), "
+                "nn.Linear(8, 3))\ncrit = nn.CrossEntropyLoss()",
+                crash=False,
+            ),
+            State(
+                "bce-column-labels",
+                "labels = (torch.arange($n) % 2).float().unsqueeze(1)\n" + LOADER + "$m = nn.Sequential("
+                "nn.Linear(5, 1), nn.Sigmoid())\ncrit = nn.BCELoss()",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "for xb, yb in loader:\n    loss = crit($m(xb), yb)\n    loss.backward()",
+            "for batch_x, batch_y in loader:\n    out = $m(batch_x)\n    crit(out, batch_y).backward()",
+            "total = 0.0\nfor xb, yb in loader:\n    preds = $m(xb)\n    loss = crit(preds, yb)\n"
+            "    total += loss.item()",
+        ],
+        namings=NAMINGS,
+    )
+)

@@ -31,6 +31,9 @@ def tns() -> dict[str, Any]:
         "bce": nn.BCELoss(),
         "emb": nn.Embedding(9, 4),
         "ids": torch.tensor([[1, 9], [2, 3]]),
+        "float_loader": torch.utils.data.DataLoader(
+            torch.utils.data.TensorDataset(torch.randn(10, 5), (torch.arange(10) % 3).float()), batch_size=4
+        ),
         "big_ids": torch.cat([torch.zeros(400_000, dtype=torch.long), torch.tensor([50])]),
     }
 
@@ -49,6 +52,9 @@ def tns() -> dict[str, Any]:
         ("p = torch.softmax(clf(X), dim=1)\nF.nll_loss(p.log(), y_float)", "loss-target", RuntimeError),
         ("p = torch.softmax(clf(X), dim=1)\nF.nll_loss(torch.log(p + 1e-9), y_float)", None, RuntimeError),
         ("vectors = emb(ids)", "embedding-index", IndexError),
+        ("for xb, yb in float_loader:\n    loss = F.cross_entropy(clf(xb), yb)", "loss-target", RuntimeError),
+        ("if len(X) > 0:\n    for xb, yb in float_loader:\n        nn.NLLLoss()(clf(xb), yb)", "loss-target",
+         RuntimeError),
     ],
 )  # fmt: skip
 def test_crashes(
@@ -69,6 +75,8 @@ def test_crashes(
         "loss = bce(hooked(xb), yb)",  # a forward hook reshapes the output: not judged
         "loss = F.mse_loss(binary(xb), yb)",  # broadcasts with a warning
         "vectors = emb(ids.clamp(0, 8))",
+        "for xb, yb in float_loader:\n    loss = F.cross_entropy(clf(xb), yb.long())",
+        "for xb, yb in float_loader:\n    loss = F.mse_loss(clf(xb)[:, 0], yb)",
         "vectors = nn.Embedding(10, 4)(ids)",
         "try:\n    emb(ids)\nexcept IndexError:\n    pass",
     ],

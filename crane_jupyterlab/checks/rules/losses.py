@@ -38,6 +38,7 @@ from ..flow import Site
 from ..view import ObjInfo, type_class, type_root
 
 RULE = "loss-target"
+RULE_LOSS = RULE
 RULE_EMBEDDING = "embedding-index"
 
 LOSS_MODULES = {
@@ -104,6 +105,23 @@ def _judge(kind: str, x: ObjInfo, y: ObjInfo) -> tuple[str, str] | None:
     if kind == "binary_cross_entropy_with_logits" and y.dtype not in FLOATING and x.dtype in FLOATING:
         return "RuntimeError", (
             f"result type {TORCH_DTYPE_NAMES[x.dtype]} can't be cast to the desired output type {got}"
+        )
+    return None
+
+
+def judge_ranks(kind: str, x_ndim: int, y_ndim: int, y_dtype: str | None) -> tuple[str, str] | None:
+    """(exception, message) when `kind` certainly refuses a target of y_ndim axes (dtype y_dtype) for an
+    input of x_ndim axes: what the batches of a DataLoader tell (their sizes vary, their ranks do not);
+    the walker of rules/devices asks."""
+    if kind in ("cross_entropy", "nll_loss"):
+        if y_ndim == x_ndim - 1 and x_ndim >= 1 and y_dtype is not None and y_dtype not in CLASS_INDEX_DTYPES:
+            got = TORCH_DTYPE_NAMES.get(y_dtype, y_dtype)
+            return "RuntimeError", f"expected target dtype to be Long or Byte, but got {got}"
+        return None
+    if kind in ("binary_cross_entropy", "binary_cross_entropy_with_logits") and y_ndim != x_ndim:
+        return "ValueError", (
+            "the target's size differs from the input's (BCE losses require the same size: "
+            f"{y_ndim} axes against {x_ndim})"
         )
     return None
 
