@@ -36,6 +36,12 @@ class CellContext:
         """The Python value the expression certainly has (evaluate.UNKNOWN when not certain)."""
         return self.values.scalar(node, site)
 
+    def labels(self, node: ast.expr | None, site: Site) -> list[str] | None:
+        """The column labels `node` names: a constant, a literal list, or a name bound to a str or a
+        complete list of str (Evaluator.labels); None when not certain."""
+        found = self.values.labels(node, site)
+        return found[0] if found is not None else None
+
     def class_path(self, func: ast.expr, site: Site) -> str | None:
         """Dotted path of the library callable `func` names at `site`, e.g. `sklearn.svm.SVC`.
 
@@ -65,18 +71,6 @@ class CellContext:
 def const_str(node: ast.expr | None) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
-    return None
-
-
-def const_strs(node: ast.expr | None) -> list[str] | None:
-    """`'a'` -> ['a'], `['a', 'b']` / `('a', 'b')` -> ['a', 'b']; anything dynamic -> None."""
-    single = const_str(node)
-    if single is not None:
-        return [single]
-    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
-        items = [const_str(e) for e in node.elts]
-        if all(i is not None for i in items):
-            return [i for i in items if i is not None]
     return None
 
 

@@ -62,6 +62,39 @@ class Derivations:
     def site_of(self, node: ast.AST) -> Site | None:
         raise NotImplementedError
 
+    def labels(self, node: ast.expr | None, site: Site, depth: int = 0) -> tuple[list[str], bool] | None:
+        """The column labels a key names, and whether it is one label (`df[key]` gives a Series).
+
+        `'a'`, `['a', 'b']`, and names the kernel or the cell binds to a str or to a complete list of
+        str (`features = [...]` in an earlier cell: `df[features]`); None when not certain. A tuple is
+        one MultiIndex key to pandas, so only literal tuples (the `df.groupby(k)['a', 'b']` form) and
+        lists of labels count as several.
+        """
+        if node is None or depth > 8:
+            return None
+        if isinstance(node, ast.Constant):
+            return ([node.value], True) if isinstance(node.value, str) else None
+        if isinstance(node, (ast.List, ast.Tuple)):
+            parts = [self.labels(e, site, depth + 1) for e in node.elts]
+            if not node.elts or any(p is None or not p[1] for p in parts):
+                return None
+            return [p[0][0] for p in parts if p is not None], False
+        if isinstance(node, ast.Name):
+            info = self.value_of(node, site, depth + 1)
+            if info is None:
+                if not site.pristine(node.id):
+                    assigned = site.assigned_value(node.id)
+                    where = self.site_of(assigned) if assigned is not None else None
+                    if assigned is not None and where is not None and isinstance(assigned, ast.List):
+                        return self.labels(assigned, where, depth + 1)
+                return None
+            if info.has_value and isinstance(info.value, str):
+                return [info.value], True
+            items = info.items
+            if info.type == "list" and items and all(isinstance(i, str) for i in items):
+                return [str(i) for i in items], False
+        return None
+
     def _method(
         self, base: ObjInfo, method: str, node: ast.Call, site: Site, depth: int, expr: str
     ) -> ObjInfo | None:
@@ -85,7 +118,7 @@ class Derivations:
                     out.dtypes = None
                 return out
             if method == "drop" and not _kwarg_true(node, "inplace"):
-                return self._drop_columns(base, node, expr, derived)
+                return self._drop_columns(base, node, site, expr, derived)
             if method == "to_numpy" and not node.args:
                 return _as_array(base, expr)
             return None
@@ -114,15 +147,18 @@ class Derivations:
             return ObjInfo(expr=expr, type="numpy.ndarray", shape=list(x.shape), derived=derived)
         return None
 
-    def _drop_columns(self, base: ObjInfo, node: ast.Call, expr: str, derived: str) -> ObjInfo | None:
+    def _drop_columns(
+        self, base: ObjInfo, node: ast.Call, site: Site, expr: str, derived: str
+    ) -> ObjInfo | None:
         if _kwarg(node, "columns") is not None:
-            keys = _const_strs(_kwarg(node, "columns"))
+            found = self.labels(_kwarg(node, "columns"), site)
         elif _is_axis_one(_kwarg(node, "axis")) and (node.args or _kwarg(node, "labels") is not None):
-            keys = _const_strs(node.args[0] if node.args else _kwarg(node, "labels"))
+            found = self.labels(node.args[0] if node.args else _kwarg(node, "labels"), site)
         else:
             return None
-        if keys is None or base.columns is None or any(k not in base.columns for k in keys):
+        if found is None or base.columns is None or any(k not in base.columns for k in found[0]):
             return None  # unknown, or a KeyError
+        keys = found[0]
         out = _derived(base, expr, derived)
         out.columns = [c for c in base.columns if c not in keys]
         out.shape = [base.rows(), len(out.columns)]
@@ -377,15 +413,6 @@ def _const_int(node: ast.expr) -> int | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         inner = _const_int(node.operand)
         return -inner if inner is not None else None
-    return None
-
-
-def _const_strs(node: ast.expr | None) -> list[str] | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return [node.value]
-    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
-        items = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-        return items if len(items) == len(node.elts) else None
     return None
 
 

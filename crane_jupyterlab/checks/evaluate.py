@@ -22,7 +22,6 @@ from . import torch_forward
 from .derive import (
     Derivations,
     _as_array,
-    _const_strs,
     _derived,
     _has_call,
     _number,
@@ -150,16 +149,17 @@ class Evaluator(Derivations):
         if base is None or not isinstance(node.ctx, ast.Load):
             return None
         expr = ast.unparse(node)
-        keys = _const_strs(node.slice)
-        if base.is_frame and keys is not None:
-            if isinstance(node.slice, ast.Constant) and not base.derived:
+        found = self.labels(node.slice, site, depth + 1) if base.is_frame else None
+        if found is not None:
+            keys, single = found
+            if single and not base.derived:
                 child = self.view.get(f"{base.expr}[{keys[0]!r}]")
                 if child is not None and not child.missing:
                     return replace(child, expr=expr)
             if base.columns is None or any(k not in base.columns for k in keys):
                 return None  # unknown, or a KeyError (the column rules say so)
             rows = base.rows()
-            if isinstance(node.slice, ast.Constant):
+            if single:
                 child = self.view.get(f"{base.expr}[{keys[0]!r}]") if not base.derived else None
                 out = (
                     replace(child, expr=expr)
@@ -236,6 +236,23 @@ class Evaluator(Derivations):
                 return None
             return self._method(base, func.attr, node, site, depth, expr)
         if isinstance(func, ast.Name):
+            if (
+                func.id == "range"
+                and "range" not in site.bound
+                and not node.keywords
+                and 1 <= len(node.args) <= 3
+            ):
+                bounds = [self.scalar(a, site, depth + 1) for a in node.args]
+                if all(type(b) is int for b in bounds) and bounds[-1] != 0:
+                    values = range(*bounds)
+                    items = list(values) if len(values) <= 1000 else None
+                    return ObjInfo(expr=expr, type="range", length=len(values), items=items)
+                return None
+            if func.id in ("list", "tuple") and func.id not in site.bound and len(node.args) == 1:
+                inner = self.value_of(node.args[0], site, depth + 1)
+                if inner is None or inner.items is None or node.keywords:
+                    return None
+                return ObjInfo(expr=expr, type=func.id, length=len(inner.items), items=list(inner.items))
             path = self.class_path(func, site)
             if path is not None:
                 return self._library_function(path, node, site, depth, expr)

@@ -9,6 +9,7 @@ are known to be complete, so a rule never mistakes "not shown" for "not there".
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,6 +192,20 @@ def _shape(value: Any) -> list[int | None] | None:
     return None
 
 
+def _range_items(text: str, length: int | None) -> list[Any] | None:
+    """The elements of a range from its repr (`range(1, 11)`), when short and consistent with len."""
+    match = re.fullmatch(r"range\((-?\d+)(?:, (-?\d+))?(?:, (-?\d+))?\)", text.strip("'"))
+    if match is None:
+        return None
+    bounds = [int(g) for g in match.groups() if g is not None]
+    if bounds[-1] == 0 and len(bounds) == 3:
+        return None
+    values = range(*bounds)
+    if len(values) != length or len(values) > 1000:
+        return None
+    return list(values)
+
+
 def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
     expr = normalize_expr(str(entry.get("expr", "")))
     f = _fact_map(entry)
@@ -233,6 +248,8 @@ def _info_from_entry(entry: dict[str, Any]) -> ObjInfo:
         and all(isinstance(v, (int, float, bool)) or (isinstance(v, str) and len(v) < 78) for v in items)
     ):
         info.items = items
+    if info.type == "range" and isinstance(f.get("value"), str):
+        info.items = _range_items(f["value"], info.length)
     columns = f.get("columns")
     if (
         isinstance(columns, list)

@@ -187,4 +187,139 @@ SPECS = [
         ],
         namings=NAMINGS,
     ),
+    Spec(
+        rule="missing-key",
+        generator="pandas-label-lists",
+        common=COMMON,
+        states=[
+            State(
+                "list-from-train",
+                FRAME % "'Age': np.arange($n) % 80"
+                + "\n$other = $df.drop(columns=['Age'])\ncols = [c for c in $df.columns if c != 'Sex']",
+                crash=True,
+            ),
+            State(
+                "typo-in-list",
+                FRAME % "'Age': np.arange($n) % 80" + "\n$other = $df.copy()\ncols = ['Age', 'fare']",
+                crash=True,
+            ),
+            State(
+                "list-fits",
+                FRAME % "'Age': np.arange($n) % 80" + "\n$other = $df.copy()\ncols = ['Age', 'Fare']",
+                crash=False,
+            ),
+            State(
+                "list-from-other",
+                FRAME % "'Age': np.arange($n) % 80"
+                + "\n$other = $df.drop(columns=['Age'])\ncols = list($other.columns)",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "$other[cols]",
+            "$other[cols].describe()",
+            "X_test = $other[cols]\nX_test.shape",
+            "$other.loc[:, cols].head()",
+            "$other.dropna(subset=cols)",
+            "$other.drop(columns=cols)",
+        ],
+        namings=NAMINGS,
+    ),
+    Spec(
+        rule="missing-key",
+        generator="pandas-aggregate",
+        common=COMMON,
+        states=[
+            State("no-revenue", FRAME % "'units': np.arange($n) % 9", crash=True),
+            State(
+                "revenue-dropped",
+                FRAME % "'units': np.arange($n) % 9" + "\n$df['revenue'] = $df['units'] * 2.5"
+                "\n$df = $df.drop(columns='revenue')",
+                crash=True,
+            ),
+            State(
+                "revenue",
+                FRAME % "'units': np.arange($n) % 9" + "\n$df['revenue'] = $df['units'] * $df['Fare']",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "$df.groupby('Sex').agg({'units': 'sum', 'revenue': 'sum'})",
+            "$df.groupby('Sex').aggregate({'revenue': ['mean', 'max']})",
+            "$df.groupby(['Sex']).agg(total=('revenue', 'sum'), n=('units', 'count'))",
+            "summary = $df.groupby(by='Sex').agg({'revenue': 'mean'})\nsummary.round(1)",
+            "$df.agg({'revenue': 'sum', 'units': 'max'})",
+            "$df.pivot_table(index='Sex', values='revenue', aggfunc='sum')",
+        ],
+        namings=NAMINGS,
+    ),
+    Spec(
+        rule="bad-value",
+        generator="pandas-groupby-tuple",
+        common=COMMON,
+        states=[
+            State("frame", FRAME % "'pts': np.arange($n) % 40, 'ast': np.arange($n) % 7", crash=True),
+            State(
+                "frame-copy",
+                FRAME % "'pts': np.arange($n) % 40, 'ast': np.arange($n) % 7" + "\n$df = $df.copy()",
+                crash=True,
+            ),
+        ],
+        forms=[
+            "$df.groupby('Sex')['pts', 'ast'].mean()",
+            "avg = $df.groupby('Sex')['pts', 'ast'].sum()\navg",
+            "$df.groupby(['Sex'])['pts', 'ast'].agg('max')",
+            ("$df.groupby('Sex')[['pts', 'ast']].mean()", False),
+            ("$df.groupby('Sex')[('pts',)].mean()", False),
+            ("$df.groupby('Sex')['pts'].mean()", False),
+        ],
+        namings=NAMINGS,
+    ),
+    Spec(
+        rule="text-data",
+        generator="pandas-series-reduction",
+        common=COMMON,
+        states=[
+            State(
+                "read-as-text",
+                "import io\nrows = '\\n'.join(f's{i},{i % 90 + 0.5}' if i % 17 else f's{i},absent' "
+                "for i in range($n))\n$df = pd.read_csv(io.StringIO('student,score\\n' + rows))",
+                crash=True,
+            ),
+            State("str-dtype", "$df = pd.DataFrame({'score': [str(i % 90) for i in range($n)]})", crash=True),
+            State(
+                "category",
+                "$df = pd.DataFrame({'score': pd.Categorical([i % 5 for i in range($n)])})",
+                crash=True,
+            ),
+            State(
+                "object-text",
+                "$df = pd.DataFrame({'score': pd.Series(['n/a'] + [i * 0.5 for i in range($n - 1)], "
+                "dtype=object)})",
+                crash=True,
+            ),
+            State(
+                "converted",
+                "$df = pd.DataFrame({'score': [str(i % 90) for i in range($n)]})"
+                "\n$df['score'] = pd.to_numeric($df['score'])",
+                crash=False,
+            ),
+            State("floats", "$df = pd.DataFrame({'score': np.arange($n) * 0.5})", crash=False),
+            State(
+                "object-numbers",
+                "$df = pd.DataFrame({'score': pd.Series([i * 0.5 for i in range($n)], dtype=object)})",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "$df['score'].mean()",
+            "$df['score'].median()",
+            "avg = $df['score'].mean()\nprint(avg)",
+            "$df.score.std()",
+            "s = $df['score']\ns.var()",
+            ("$df['score'].count()", False),
+            ("$df['score'].nunique()", False),
+        ],
+        namings=NAMINGS,
+    ),
 ]

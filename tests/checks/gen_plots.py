@@ -36,6 +36,38 @@ SPECS = [
     ),
     Spec(
         rule="shape-mismatch",
+        generator="matplotlib-plot-history",
+        common=COMMON + "\nEPOCHS = 12",
+        states=[
+            State(
+                "validated-every-other",
+                "train_loss = [1.0 / (e + 1) for e in range(EPOCHS)]\n"
+                "val_loss = [1.2 / (e + 1) for e in range(0, EPOCHS, 2)]",
+                crash=True,
+            ),
+            State(
+                "one-short",
+                "train_loss = [1.0 / (e + 1) for e in range(EPOCHS)]\nval_loss = train_loss[1:]",
+                crash=True,
+            ),
+            State(
+                "every-epoch",
+                "train_loss = [1.0 / (e + 1) for e in range(EPOCHS)]\n"
+                "val_loss = [x * 1.1 for x in train_loss]",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "plt.plot(range(EPOCHS), val_loss)",
+            "plt.plot(range(1, EPOCHS + 1), train_loss, label='train')\n"
+            "plt.plot(range(1, EPOCHS + 1), val_loss, label='val')\nplt.legend()",
+            "epochs = range(1, len(train_loss) + 1)\nplt.plot(epochs, val_loss, 'r-')",
+            "fig, ax = plt.subplots()\nax.plot(list(range(EPOCHS)), val_loss)",
+            "plt.scatter(range(EPOCHS), val_loss)",
+        ],
+    ),
+    Spec(
+        rule="shape-mismatch",
         generator="matplotlib-imshow",
         common=COMMON,
         states=[

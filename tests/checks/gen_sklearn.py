@@ -344,4 +344,69 @@ SPECS = [
         ],
         namings=NAMINGS,
     ),
+    Spec(
+        rule="label-type",
+        generator="sklearn-one-class",
+        common=COMMON + "\nfrom sklearn.svm import SVC\nfrom sklearn.linear_model import SGDClassifier",
+        states=[
+            State(
+                "sorted-subset",
+                "X_all = rng.normal(size=(2 * $n, 4))\ny_all = np.repeat([0, 1], $n)\n"
+                "$X, $y = X_all[: $n // 2], y_all[: $n // 2]",
+                crash=True,
+            ),
+            State(
+                "filtered-frame",
+                frame() + "\n$df = $df[$df['label'] == 1]\n$X = $df[['age', 'income']]\n$y = $df['label']",
+                crash=True,
+            ),
+            State(
+                "shuffled-subset",
+                "X_all = rng.normal(size=(2 * $n, 4))\ny_all = np.repeat([0, 1], $n)\n"
+                "order = rng.permutation(2 * $n)\n$X, $y = X_all[order][: $n // 2], y_all[order][: $n // 2]",
+                crash=False,
+            ),
+            State("two-classes", frame() + "\n$X = $df[['age', 'income']]\n$y = $df['label']", crash=False),
+        ],
+        forms=[
+            "LogisticRegression().fit($X, $y)",
+            "$m = LogisticRegression(max_iter=200)\n$m.fit($X, $y)\n$m.score($X, $y)",
+            "SVC(kernel='linear').fit($X, $y)",
+            "$m = SGDClassifier(random_state=0)\n$m.fit($X, $y)",
+            ("RandomForestClassifier(n_estimators=3).fit($X, $y)", False),
+        ],
+        namings=NAMINGS,
+    ),
+    Spec(
+        rule="missing-values",
+        generator="sklearn-target-nan",
+        common=COMMON + "\nfrom sklearn.tree import DecisionTreeRegressor",
+        states=[
+            State(
+                "merged-labels",
+                frame() + "\n$df.loc[$df.index[::7], 'label'] = np.nan\n$X = $df[['age', 'income']]\n"
+                "$y = $df['label']",
+                crash=True,
+            ),
+            State(
+                "array-gap",
+                "$X = rng.normal(size=($n, 3))\n$y = (np.arange($n) % 2).astype(float)\n$y[5] = np.nan",
+                crash=True,
+            ),
+            State(
+                "dropped",
+                frame() + "\n$df.loc[$df.index[::7], 'label'] = np.nan\n$df = $df.dropna()\n"
+                "$X = $df[['age', 'income']]\n$y = $df['label']",
+                crash=False,
+            ),
+            State("complete", frame() + "\n$X = $df[['age', 'income']]\n$y = $df['label']", crash=False),
+        ],
+        forms=[
+            "RandomForestClassifier(n_estimators=3).fit($X, $y)",
+            "$m = DecisionTreeRegressor(max_depth=2)\n$m.fit($X, $y)",
+            "LinearRegression().fit($X, y=$y)",
+            "$m = LogisticRegression()\n$m.fit($X, $y)\n$m.score($X, $y)",
+        ],
+        namings=NAMINGS,
+    ),
 ]

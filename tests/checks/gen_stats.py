@@ -88,4 +88,47 @@ SPECS = [
         ],
         namings=NAMINGS,
     ),
+    Spec(
+        rule="missing-values",
+        generator="scipy-curve-fit-nan",
+        common=COMMON + "\nfrom scipy.optimize import curve_fit\nimport scipy.optimize as opt\n"
+        "def decay(t, a, k):\n    return a * np.exp(-k * t)",
+        states=[
+            State(
+                "saturated",
+                "$X = np.linspace(0, 5, $n)\n$y = 50 * np.exp(-0.4 * $X) + rng.normal(0, 0.5, $n)\n"
+                "$y[[3, 7]] = np.nan",
+                crash=True,
+            ),
+            State(
+                "series-gap",
+                "$X = np.linspace(0, 5, $n)\n$y = pd.Series(50 * np.exp(-0.4 * $X)).shift(2)",
+                crash=True,
+            ),
+            State(
+                "x-gap",
+                "$X = np.linspace(0, 5, $n)\n$y = 50 * np.exp(-0.4 * $X)\n"
+                "$X = np.where($X > 4.9, np.nan, $X)",
+                crash=True,
+            ),
+            State(
+                "clean",
+                "$X = np.linspace(0, 5, $n)\n$y = 50 * np.exp(-0.4 * $X) + rng.normal(0, 0.5, $n)",
+                crash=False,
+            ),
+            State(
+                "dropped",
+                "$X = np.linspace(0, 5, $n)\n$y = 50 * np.exp(-0.4 * $X)\n$y[3] = np.nan\n"
+                "keep = ~np.isnan($y)\n$X, $y = $X[keep], $y[keep]",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "curve_fit(decay, $X, $y, p0=(40, 0.3))",
+            "params, cov = curve_fit(decay, $X, $y)\nparams",
+            "opt.curve_fit(decay, xdata=$X, ydata=$y, p0=[40, 0.3])",
+            ("curve_fit(decay, $X, $y, p0=(40, 0.3), nan_policy='omit')", False),
+        ],
+        namings=NAMINGS,
+    ),
 ]

@@ -24,6 +24,8 @@ def ns() -> dict[str, Any]:
         "hist": {"loss": [0.5], "accuracy": [0.7]},
         "arr": np.zeros((3, 2)),
         "user_fn": lambda df: df,
+        "features": ["PassengerId", "Fare"],
+        "present": ["PassengerId", "Survived"],
     }
 
 
@@ -39,6 +41,13 @@ def ns() -> dict[str, Any]:
         "hist['acc']",
         "arr['id']",
         "arr['id'] = 1",
+        "col = 'Age'\ntrain[col]",  # a key the cell binds to a constant
+        "features\ntrain[features]",  # a kernel list of labels, one of them missing
+        "cols = ['Survived', 'Fare']\ntrain.drop(columns=cols)",
+        "train.groupby('Survived').agg({'PassengerId': 'count', 'Fare': 'sum'})",
+        "train.groupby('Survived').agg(n=('PassengerId', 'count'), fare=('Fare', 'mean'))",
+        "train.agg({'Fare': 'sum'})",
+        "train.pivot_table(index='Survived', values='Fare')",
     ],
 )
 def test_missing_keys_are_crashes(ns: dict[str, Any], source: str, rules: Checker) -> None:
@@ -57,7 +66,10 @@ def test_missing_keys_are_crashes(ns: dict[str, Any], source: str, rules: Checke
         "train.insert(0, 'Age', 1)\ntrain['Age']",  # unknown method: may mutate
         "if 'Age' in train:\n    train['Age']",
         "try:\n    train['Age']\nexcept KeyError:\n    pass",
-        "col = 'Age'\ntrain[col]",  # dynamic key
+        "col = 'Age' if len(train) > 5 else ' Age'\ntrain[col]",  # decided by a branch: unknown key
+        "present\ntrain[present]",
+        "present.append('Fare')\ntrain[present]",  # the list changed before the read
+        "train.groupby('Survived').agg({'PassengerId': 'count'})",
         "x = train.drop(columns=['Cabin'], errors='ignore')",
         "x = train.drop(['Cabin'])",  # axis=0: row labels, not columns
         "hist['loss']",

@@ -185,6 +185,26 @@ def _is_axes_call(ctx: CellContext, site: Site, func: ast.Attribute) -> bool:
     return False
 
 
+def _length_1d(info: ObjInfo | None) -> int | None:
+    """The length of a 1-D sequence of numbers matplotlib takes as x or y: a 1-D array or Series, a
+    range, or a list/tuple whose elements (all shown) are numbers."""
+    if info is None:
+        return None
+    if info.is_ndarray or info.is_series:
+        shape = info.shape
+        return shape[0] if shape is not None and len(shape) == 1 and isinstance(shape[0], int) else None
+    if info.type == "range":
+        return info.length
+    if info.type in ("list", "tuple") and info.items is not None and info.length == len(info.items):
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in info.items)
+        return info.length if numbers else None
+    return None
+
+
+def _length_fact(info: ObjInfo, n: int) -> str:
+    return f"{info.expr}.shape = {_shape(info)}" if info.shape is not None else f"len({info.expr}) = {n}"
+
+
 def _plot_lengths(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     func = call.func
     if not (isinstance(func, ast.Attribute) and func.attr in ("plot", "scatter")) or has_star_args(call):
@@ -194,11 +214,9 @@ def _plot_lengths(ctx: CellContext, site: Site, call: ast.Call) -> Finding | Non
         data = data[:2]
     if len(data) != 2 or (func.attr == "plot" and any(kw.arg == "data" for kw in call.keywords)):
         return None
-    infos = [ctx.value_of(arg, site) for arg in data]
-    x, y = infos
-    if x is None or y is None or x.shape is None or y.shape is None or len(x.shape) != 1 or len(y.shape) != 1:
-        return None
-    if not all(i.is_ndarray or i.is_("pandas", "Series") for i in (x, y)) or x.shape[0] == y.shape[0]:
+    x, y = (ctx.value_of(arg, site) for arg in data)
+    n_x, n_y = _length_1d(x), _length_1d(y)
+    if x is None or y is None or n_x is None or n_y is None or n_x == n_y:
         return None
     if not _is_axes_call(ctx, site, func) or site.caught(("ValueError",)):
         return None
@@ -208,10 +226,10 @@ def _plot_lengths(ctx: CellContext, site: Site, call: ast.Call) -> Finding | Non
     return Finding(
         rule=RULE,
         message=(
-            f"ValueError: {verb}: {x.expr} has {x.shape[0]} values, {y.expr} has {y.shape[0]} "
+            f"ValueError: {verb}: {x.expr} has {n_x} values, {y.expr} has {n_y} "
             f"({func.attr}, line {line_of(call)})."
         ),
-        evidence=[f"{x.expr}.shape = {_shape(x)}", f"{y.expr}.shape = {_shape(y)}"],
+        evidence=[_length_fact(x, n_x), _length_fact(y, n_y)],
         line=line_of(call),
     )
 

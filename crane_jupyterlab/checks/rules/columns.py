@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 
 from ...models import Finding
-from ..context import CellContext, const_str, const_strs, has_star_args, kwarg, line_of
+from ..context import CellContext, const_str, has_star_args, kwarg, line_of
 from ..flow import Site, root_name
 from ..view import ObjInfo
 
@@ -110,7 +110,7 @@ def _subscript(ctx: CellContext, site: Site, node: ast.Subscript) -> Finding | N
     if not isinstance(node.ctx, ast.Load) or site.caught(("KeyError",)):
         return None
     if base.is_frame:
-        keys = const_strs(node.slice)
+        keys = ctx.labels(node.slice, site)
         if keys is None:
             return None
         absent = missing_columns(ctx, base, keys)
@@ -155,10 +155,10 @@ def _drop(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     if kwarg(call, "columns") is not None:
         if kwarg(call, "labels") is not None or call.args:
             return None  # pandas rejects the mix before looking at the columns; not our message
-        keys = const_strs(kwarg(call, "columns"))
+        keys = ctx.labels(kwarg(call, "columns"), site)
     elif axis is not None and isinstance(axis, ast.Constant) and axis.value in (1, "columns"):
         labels = call.args[0] if call.args else kwarg(call, "labels")
-        keys = const_strs(labels)
+        keys = ctx.labels(labels, site)
     else:
         return None
     if keys is None:
@@ -183,6 +183,10 @@ COLUMN_ARGUMENTS: dict[str, tuple[int | None, tuple[str, ...], bool]] = {
     "melt": (None, ("id_vars", "value_vars"), False),
     "sort_values": (0, ("by",), True),
     "groupby": (0, ("by",), True),
+    # pivot_table groups by index/columns (index levels allowed) and selects values; pivot sets them
+    # as the index (KeyError "The following 'index' labels are not columns of the DataFrame").
+    "pivot_table": (0, ("values", "index", "columns"), True),
+    "pivot": (None, ("index", "columns", "values"), True),
 }
 
 
@@ -215,7 +219,7 @@ def _column_method(ctx: CellContext, site: Site, call: ast.Call) -> Finding | No
         return None
     keys: list[str] = []
     for node in keys_nodes:
-        found = const_strs(node)
+        found = ctx.labels(node, site)
         if found is None:
             return None
         keys += found
@@ -237,13 +241,16 @@ def _selection(ctx: CellContext, site: Site, node: ast.Subscript) -> Finding | N
         return None
     value = node.value
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "groupby":
-        keys = const_strs(node.slice)
+        tupled = _tuple_selection(ctx, site, node, value)
+        if tupled is not None:
+            return tupled
+        keys = ctx.labels(node.slice, site)
         frame_node: ast.expr = value.func.value
         what = "groupby(...)[...] selects"
     elif isinstance(value, ast.Attribute) and value.attr == "loc" and isinstance(node.slice, ast.Tuple):
         if len(node.slice.elts) != 2:
             return None
-        keys = const_strs(node.slice.elts[1])
+        keys = ctx.labels(node.slice.elts[1], site)
         frame_node = value.value
         what = ".loc[...] reads"
     else:
@@ -254,6 +261,90 @@ def _selection(ctx: CellContext, site: Site, node: ast.Subscript) -> Finding | N
     if frame is None or not frame.is_frame:
         return None
     return _absent(ctx, frame, keys, node, what)
+
+
+def _tuple_selection(ctx: CellContext, site: Site, node: ast.Subscript, grouped: ast.Call) -> Finding | None:
+    """`df.groupby(k)['a', 'b']`: pandas >= 2 refuses a tuple of several columns (`DataFrameGroupBy.
+    __getitem__`: "Cannot subset columns with a tuple with more than one element"), before any lookup."""
+    if not isinstance(node.slice, ast.Tuple) or len(node.slice.elts) < 2 or site.caught(("ValueError",)):
+        return None
+    if not isinstance(grouped.func, ast.Attribute) or ctx.labels(node.slice, site) is None:
+        return None
+    frame = ctx.value_of(grouped.func.value, site)
+    if frame is None or not frame.is_frame or _major(ctx, "pandas") < 2:
+        return None
+    return Finding(
+        rule="bad-value",
+        message=(
+            "ValueError: Cannot subset columns with a tuple with more than one element: "
+            f"select a list instead, [{ctx.labels(node.slice, site)}] (pandas >= 2; line {line_of(node)})."
+        ),
+        evidence=[f"{frame.expr} is a DataFrame", f"pandas {_version(ctx, 'pandas')}"],
+        line=line_of(node),
+    )
+
+
+def _version(ctx: CellContext, library: str) -> str:
+    versions = [m.version for m in ctx.view.modules.values() if m.module == library and m.version]
+    return str(versions[0]) if versions else ""
+
+
+def _major(ctx: CellContext, library: str) -> int:
+    """The major version of a library the kernel has imported (-1 when unknown)."""
+    try:
+        return int(_version(ctx, library).split(".")[0])
+    except ValueError:
+        return -1
+
+
+# agg/aggregate/apply with a dict {column: func}, and named aggregation `name=('column', func)`:
+# pandas' `Apply.normalize_dictlike_arg` raises KeyError "Label(s) [...] do not exist" for a key that
+# is not a column.
+AGGREGATIONS = frozenset({"agg", "aggregate"})
+
+
+def _aggregation(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    func = call.func
+    if not isinstance(func, ast.Attribute) or has_star_args(call) or site.caught(("KeyError",)):
+        return None
+    if func.attr not in AGGREGATIONS and not (func.attr == "apply" and call.args):
+        return None
+    receiver = func.value
+    keys: list[str] = []
+    spec = call.args[0] if call.args else kwarg(call, "func")
+    if isinstance(spec, ast.Dict):
+        for key in spec.keys:
+            label = ctx.labels(key, site) if key is not None else None
+            if label is None or len(label) != 1 or not isinstance(key, ast.Constant):
+                return None
+            keys += label
+    elif spec is None and call.keywords and func.attr in AGGREGATIONS:
+        for kw in call.keywords:  # named aggregation: new=('column', 'sum')
+            if not isinstance(kw.value, ast.Tuple) or len(kw.value.elts) != 2:
+                return None
+            label = ctx.labels(kw.value.elts[0], site)
+            if label is None or len(label) != 1:
+                return None
+            keys += label
+    else:
+        return None
+    frame_node: ast.expr = receiver
+    if isinstance(receiver, ast.Call):
+        if func.attr == "apply" or not isinstance(receiver.func, ast.Attribute):
+            return None
+        if receiver.func.attr != "groupby" or has_star_args(receiver):
+            return None
+        if any(k.arg in ("level", "axis") for k in receiver.keywords):
+            return None
+        grouping = ctx.labels(receiver.args[0] if receiver.args else kwarg(receiver, "by"), site)
+        if grouping is None:
+            return None
+        keys = [k for k in keys if k not in grouping]  # no claim about the grouping columns themselves
+        frame_node = receiver.func.value
+    frame = ctx.value_of(frame_node, site)
+    if frame is None or not frame.is_frame:
+        return None
+    return _absent(ctx, frame, keys, call, f"{func.attr}() aggregates")
 
 
 NUMERIC_DTYPES = ("int", "uint", "float")
@@ -274,7 +365,7 @@ def _merge_keys(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
         left_node, right_node = func.value, call.args[0]
     else:
         return None
-    keys = const_strs(kwarg(call, "on"))
+    keys = ctx.labels(kwarg(call, "on"), site)
     if keys is None or site.caught(("ValueError",)):
         return None
     left, right = ctx.value_of(left_node, site), ctx.value_of(right_node, site)
@@ -368,6 +459,7 @@ def check(ctx: CellContext) -> Iterator[Finding]:
                 _drop(ctx, site, node)
                 or _column_method(ctx, site, node)
                 or _merge_keys(ctx, site, node)
+                or _aggregation(ctx, site, node)
                 or _seaborn(ctx, site, node)
             )
         if finding is not None:

@@ -38,6 +38,21 @@ CLASSIFICATION_METRICS = frozenset(
      "cohen_kappa_score",
      "precision_recall_fscore_support", "hamming_loss", "zero_one_loss"}
 )  # fmt: skip
+# Classifiers whose fit refuses a target with one class (liblinear/lbfgs solvers: "This solver needs
+# samples of at least 2 classes"; libsvm and SGD: "The number of classes has to be greater than one";
+# GradientBoosting: "y contains 1 class"). Trees, forests, kNN and naive Bayes fit one class fine.
+ONE_CLASS_REFUSED = {
+    "LogisticRegression": "This solver needs samples of at least 2 classes in the data",
+    "LogisticRegressionCV": "This solver needs samples of at least 2 classes in the data",
+    "LinearSVC": "This solver needs samples of at least 2 classes in the data",
+    "SVC": "The number of classes has to be greater than one",
+    "NuSVC": "The number of classes has to be greater than one",
+    "SGDClassifier": "The number of classes has to be greater than one",
+    "Perceptron": "The number of classes has to be greater than one",
+    "PassiveAggressiveClassifier": "The number of classes has to be greater than one",
+    "QuadraticDiscriminantAnalysis": "The number of classes has to be greater than one",
+    "GradientBoostingClassifier": "y contains 1 class, while a minimum of 2 classes are required",
+}
 AVERAGED = frozenset({"f1_score", "fbeta_score", "precision_score", "recall_score", "jaccard_score"})
 
 
@@ -89,6 +104,8 @@ def _fit(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     y_node = call.args[1] if len(call.args) > 1 else kwarg(call, "y")
     y = ctx.value_of(y_node, site) if y_node is not None else None
     value = continuous(y)
+    if y is not None and value is None and func.attr == "fit":
+        return _one_class(est, y, call)
     if y is None or value is None:
         return None
     return Finding(
@@ -99,6 +116,30 @@ def _fit(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
             f"holds non-integral values such as {value} (a regression target; line {line_of(call)})."
         ),
         evidence=[f"{y.expr}.dtype = {y.dtype}", f"{y.expr} holds {value}"],
+        line=line_of(call),
+    )
+
+
+def _one_class(est: ObjInfo, y: ObjInfo, call: ast.Call) -> Finding | None:
+    """A classifier that needs two classes, fitted on a target whose complete value counts hold one."""
+    cls = type_class(est.type)
+    if cls == "Pipeline" and est.steps:
+        cls = est.steps[-1]
+    if cls not in ONE_CLASS_REFUSED or y.counts is None or y.sampled or y.has_nan or y.nan:
+        return None
+    if not (y.is_series or y.is_ndarray) or (y.shape is not None and len(y.shape) != 1):
+        return None
+    rows = y.rows()
+    if len(y.counts) != 1 or rows is None or y.counts[0][1] != rows or rows == 0:
+        return None  # the counts must cover every row: one value seen n times in n rows
+    label = y.counts[0][0]
+    return Finding(
+        rule=RULE,
+        message=(
+            f"ValueError: {ONE_CLASS_REFUSED[cls]}: every one of the {rows} values of {y.expr} is {label!r} "
+            f"({cls}.fit, line {line_of(call)})."
+        ),
+        evidence=[f"{y.expr} value counts: {y.counts}", f"len({y.expr}) = {rows}"],
         line=line_of(call),
     )
 

@@ -4,6 +4,9 @@
   naive Bayes, discriminant analysis): `fit`, `predict`, `score`, ... with an X that contains NaN raise
   "Input X contains NaN". Trees, ensembles, neighbors (nan_euclidean), imputers, scalers and pipelines
   may accept NaN and are left alone.
+- any supervised scikit-learn estimator's `fit(X, y)` with NaN in y: "Input y contains NaN";
+- `scipy.optimize.curve_fit` with NaN in xdata/ydata (check_finite on by default): "array must not
+  contain infs or NaNs";
 - statsmodels models (`sm.OLS(y, X)`, Logit, GLM, ...) built with the default `missing='none'` raise
   MissingDataError when exog contains NaN.
 
@@ -67,6 +70,68 @@ def _sklearn(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     )
 
 
+# Supervised estimators validate y with `check_array(..., ensure_all_finite=True)` whatever they do with
+# NaN in X: "Input y contains NaN". Unsupervised ones in the same modules ignore y entirely.
+SUPERVISED_MODULES = (*NAN_REJECTING, "sklearn.tree.", "sklearn.ensemble.", "sklearn.neighbors.",
+                      "sklearn.gaussian_process.", "sklearn.kernel_ridge.")  # fmt: skip
+IGNORES_Y = frozenset({"NearestNeighbors", "KernelDensity", "LocalOutlierFactor", "IsolationForest",
+                       "RandomTreesEmbedding", "OneClassSVM", "BernoulliRBM",
+                       "NeighborhoodComponentsAnalysis", "KNeighborsTransformer",
+                       "RadiusNeighborsTransformer"})  # fmt: skip
+
+
+def has_nan(x: ObjInfo | None) -> bool:
+    """The value certainly holds a missing value (a count > 0 seen, even on a sample)."""
+    return x is not None and (x.has_nan is True or (x.nan or 0) > 0)
+
+
+def _target(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """`est.fit(X, y)` with NaN in y: every supervised estimator refuses it."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr != "fit" or has_star_args(call):
+        return None
+    est = _estimator(ctx, func.value, site)
+    if est is None or not est.type.startswith(SUPERVISED_MODULES) or type_class(est.type) in IGNORES_Y:
+        return None
+    y_node = call.args[1] if len(call.args) > 1 else kwarg(call, "y")
+    y = ctx.value_of(y_node, site) if y_node is not None else None
+    if y is None or not has_nan(y) or not (y.is_ndarray or y.is_series or y.is_frame):
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"ValueError: Input y contains NaN: {y.expr} has missing values and {type_class(est.type)} "
+            f"needs a target for every row (fit, line {line_of(call)})."
+        ),
+        evidence=[*_nan_evidence(y), f"{est.expr} is a {type_class(est.type)} ({est.type})"],
+        line=line_of(call),
+    )
+
+
+# scipy's finite checks (`_asarray_validated`/`np.asarray_chkfinite` when check_finite is on): curve_fit
+# checks xdata and ydata unless nan_policy or check_finite=False say otherwise.
+def _scipy(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    path = ctx.class_path(call.func, site) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
+    if path is None or path.split(".")[0] != "scipy" or path.rsplit(".", 1)[-1] != "curve_fit":
+        return None
+    if has_star_args(call) or any(kwarg(call, k) is not None for k in ("nan_policy", "check_finite")):
+        return None
+    for position, keyword in ((1, "xdata"), (2, "ydata")):
+        node = call.args[position] if len(call.args) > position else kwarg(call, keyword)
+        data = ctx.value_of(node, site) if node is not None else None
+        if data is not None and has_nan(data) and (data.is_ndarray or data.is_series):
+            return Finding(
+                rule=RULE,
+                message=(
+                    f"ValueError: array must not contain infs or NaNs: {data.expr} ({keyword}) has missing "
+                    f"values and curve_fit checks its data (pass nan_policy='omit'; line {line_of(call)})."
+                ),
+                evidence=_nan_evidence(data),
+                line=line_of(call),
+            )
+    return None
+
+
 def _statsmodels(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     path = ctx.class_path(call.func, site) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
     if (
@@ -98,6 +163,11 @@ def check(ctx: CellContext) -> Iterator[Finding]:
         assert isinstance(call, ast.Call)
         if site.caught(("ValueError",)):
             continue
-        finding = _sklearn(ctx, site, call) or _statsmodels(ctx, site, call)
+        finding = (
+            _sklearn(ctx, site, call)
+            or _target(ctx, site, call)
+            or _statsmodels(ctx, site, call)
+            or _scipy(ctx, site, call)
+        )
         if finding is not None:
             yield finding

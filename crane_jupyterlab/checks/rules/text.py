@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...models import Finding
-from ..context import CellContext, const_strs, has_star_args, kwarg, line_of
+from ..context import CellContext, has_star_args, kwarg, line_of
 from ..flow import Site
 from ..view import ObjInfo, type_class
 from .conversion import unparsable
@@ -49,6 +49,10 @@ REDUCTIONS = {"mean": "TypeError", "median": "TypeError", "std": "TypeError", "v
               "sem": "TypeError", "corr": "ValueError", "cov": "ValueError", "skew": "TypeError",
               "kurt": "TypeError"}  # fmt: skip
 GROUPBY_REDUCTIONS = frozenset({"mean", "median", "std", "var", "sem"})
+# Series reductions that need numbers: pandas' nanops on a str/string column raise "Cannot perform
+# reduction 'mean' with string dtype" whatever the text says; a Categorical "does not support" them.
+SERIES_REDUCTIONS = frozenset({"mean", "median", "std", "var", "sem", "skew", "kurt"})
+STRING_DTYPES = ("str", "string")
 STATSMODELS_MODELS = frozenset({"OLS", "WLS", "GLS", "Logit", "Probit", "GLM", "Poisson", "QuantReg", "RLM",
                                 "MNLogit"})  # fmt: skip
 
@@ -66,8 +70,8 @@ def text_columns(
 ) -> list[tuple[str, list[str]]]:
     """(column, text values) of the frame's columns that certainly hold non-numeric text; the
     columns come from the frame's own entry (a frame the cell derives keeps its source's columns)."""
-    source = frame.source if frame.derived else frame.expr
-    if source is None:
+    source = frame.source or frame.expr
+    if not source:
         return []
     names = only if only is not None else frame.columns
     if names is None:
@@ -187,7 +191,7 @@ def _reduction(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     keys: list[str] = []
     only: list[Any] | None = None
     if func.attr in GROUPBY_REDUCTIONS and isinstance(receiver, ast.Subscript):
-        selection = const_strs(receiver.slice)
+        selection = ctx.labels(receiver.slice, site)
         grouped = receiver.value
         if selection is None or not _is_groupby(grouped):
             return None
@@ -195,7 +199,7 @@ def _reduction(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
         only, frame_node = selection, grouped.func.value
     elif func.attr in GROUPBY_REDUCTIONS and _is_groupby(receiver):
         assert isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)
-        grouped_keys = const_strs(receiver.args[0] if receiver.args else kwarg(receiver, "by"))
+        grouped_keys = ctx.labels(receiver.args[0] if receiver.args else kwarg(receiver, "by"), site)
         plain = all(k.arg in ("by", "dropna", "sort", "observed") for k in receiver.keywords)
         if grouped_keys is None or len(receiver.args) > 1 or not plain:
             return None
@@ -232,6 +236,59 @@ def _reduction(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     )
 
 
+def _series_reduction(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """`s.mean()` of a Series of text: pandas' string and categorical arrays refuse numeric reductions
+    (any value, even '1.5'); an object Series only when a value shown is text float() cannot read."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in SERIES_REDUCTIONS or has_star_args(call):
+        return None
+    if call.args or any(k.arg not in ("skipna", "numeric_only") for k in call.keywords):
+        return None
+    series = ctx.value_of(func.value, site)
+    if series is None or not series.is_series or not series.dtype or not _pandas_2(ctx):
+        return None
+    dtype = series.dtype
+    if dtype in STRING_DTYPES or dtype.startswith("string["):
+        detail = f"{series.expr} has dtype {dtype}"
+        message = f"TypeError: Cannot perform reduction {func.attr!r} with string dtype"
+    elif dtype == "category":
+        detail = f"{series.expr} has dtype category"
+        message = f"TypeError: 'Categorical' with dtype category does not support reduction {func.attr!r}"
+    elif dtype == "object" and _words(series):
+        # an object array's sum meets the str first ('n/a' + 1.0): any text float() cannot read
+        detail = f"{series.expr} holds text such as {_words(series)[0]!r}"
+        message = f"TypeError: cannot compute {func.attr} of text"
+    else:
+        return None
+    return Finding(
+        rule=RULE,
+        message=f"{message}: {detail} (line {line_of(call)}).",
+        evidence=[detail, *([series.derived] if series.derived else [])],
+        line=line_of(call),
+    )
+
+
+def _words(series: ObjInfo) -> list[str]:
+    """Strings shown in the Series that float() cannot read (their presence proves it)."""
+    out = []
+    for value in [*(series.non_numeric_examples or []), *(series.examples or [])]:
+        if isinstance(value, str):
+            try:
+                float(value)
+            except ValueError:
+                out.append(value)
+    return out
+
+
+def _pandas_2(ctx: CellContext) -> bool:
+    """pandas >= 2 (the reductions' numeric_only default and text handling changed there)."""
+    versions = [m.version for m in ctx.view.modules.values() if m.module == "pandas" and m.version]
+    try:
+        return bool(versions) and int(str(versions[0]).split(".")[0]) >= 2
+    except ValueError:
+        return False
+
+
 def _is_groupby(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "groupby"
 
@@ -242,6 +299,11 @@ def check(ctx: CellContext) -> Iterator[Finding]:
         assert isinstance(call, ast.Call)
         if site.caught(("ValueError", "TypeError")):
             continue
-        finding = _sklearn(ctx, site, call) or _statsmodels(ctx, site, call) or _reduction(ctx, site, call)
+        finding = (
+            _sklearn(ctx, site, call)
+            or _statsmodels(ctx, site, call)
+            or _reduction(ctx, site, call)
+            or _series_reduction(ctx, site, call)
+        )
         if finding is not None:
             yield finding
