@@ -10,6 +10,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from . import torch_forward
 from .site import Site
 from .view import ObjInfo, RuntimeView, type_class, type_root
 
@@ -39,8 +40,6 @@ TORCH_PLAIN_LOSSES = {
     "CrossEntropyLoss": {"weight", "reduction", "label_smoothing"}, "NLLLoss": {"weight", "reduction"},
     "BCELoss": {"weight", "reduction"}, "BCEWithLogitsLoss": {"weight", "reduction", "pos_weight"},
 }  # fmt: skip
-# torch functions and tensor methods whose result has the shape and dtype of their floating input.
-TORCH_SAME_SHAPE = frozenset({"softmax", "log_softmax", "sigmoid", "relu", "tanh", "exp", "log"})
 TORCH_TENSOR_TYPES = {"FloatTensor": "float32", "DoubleTensor": "float64", "LongTensor": "int64",
                       "IntTensor": "int32"}  # fmt: skip
 
@@ -210,11 +209,15 @@ class Derivations:
             if method == "detach":
                 out.layer = {}
         elif method in ("unsqueeze", "squeeze") and len(node.args) <= 1 and not node.keywords:
-            dims = _squeezed(list(shape), method, _const_int(node.args[0]) if node.args else None)
+            dims = torch_forward.squeezed(
+                list(shape), method, _const_int(node.args[0]) if node.args else None
+            )
             if dims is None or (node.args and _const_int(node.args[0]) is None):
                 return None
             out.shape = dims
-        elif method in TORCH_SAME_SHAPE and (base.dtype or "").startswith(("float", "bfloat")):
+        elif method in torch_forward.SAME_SHAPE_FUNCTIONS and (base.dtype or "").startswith(
+            ("float", "bfloat")
+        ):
             out.shape = list(shape)
         else:
             return None
@@ -241,8 +244,12 @@ class Derivations:
             # `criterion = nn.CrossEntropyLoss()`: no ignore_index (the default, -100)
             return ObjInfo(expr=expr, type=f"torch.nn.modules.loss.{name}", user_code=False,
                            derived=f"{expr} in this cell")  # fmt: skip
-        if top == "torch" and name in TORCH_SAME_SHAPE | {"one_hot"} and 1 <= len(args) <= 2:
-            return self._torch_function(name, node, site, depth, expr)
+        if (
+            top == "torch"
+            and name in torch_forward.SAME_SHAPE_FUNCTIONS | {"one_hot"}
+            and 1 <= len(args) <= 2
+        ):
+            return torch_forward.function(self, name, node, site, depth, expr)
         if top == "torch" and len(args) == 1:
             x = self.value_of(args[0], site, depth + 1)
             if x is None or x.shape is None or not (x.is_ndarray or x.is_tensor):
@@ -266,27 +273,6 @@ class Derivations:
             return ObjInfo(expr=expr, type="torch.Tensor", shape=list(x.shape), dtype=dtype,
                            derived=x.derived or f"{expr} in this cell")  # fmt: skip
         return None
-
-    def _torch_function(self, name: str, node: ast.Call, site: Site, depth: int, expr: str) -> ObjInfo | None:
-        """`torch.softmax(x, 1)`, `F.log_softmax(x, dim=1)`, `torch.sigmoid(x)`: x's shape and dtype;
-        `F.one_hot(t, k)`: t's shape plus an axis of k, int64."""
-        x = self.value_of(node.args[0], site, depth + 1)
-        if x is None or not x.is_tensor or x.shape is None or not all(isinstance(d, int) for d in x.shape):
-            return None
-        out = ObjInfo(expr=expr, type="torch.Tensor", derived=x.derived or f"{expr} in this cell")
-        if name == "one_hot":
-            k_node = node.args[1] if len(node.args) == 2 else _kwarg(node, "num_classes")
-            k = self.scalar(k_node, site, depth + 1) if k_node is not None else None
-            if type(k) is not int or k <= 0 or x.dtype != "int64" or len(node.args) + len(node.keywords) != 2:
-                return None
-            out.shape, out.dtype = [*x.shape, k], "int64"
-            return out
-        if any(kw.arg != "dim" for kw in node.keywords) or not (x.dtype or "").startswith(
-            ("float", "bfloat")
-        ):
-            return None
-        out.shape, out.dtype = list(x.shape), x.dtype
-        return out
 
     def _numpy_constructor(self, name: str, node: ast.Call, site: Site, expr: str) -> ObjInfo | None:
         """`np.zeros(n)`, `np.ones((n, k))`, `np.full(n, v)`, `np.arange(n)`: the shape its arguments fix."""
@@ -457,24 +443,6 @@ def _torch_dtype(node: ast.expr) -> str | None:
                 "int64": "int64", "long": "int64", "int32": "int32", "float16": "float16",
                 "half": "float16"}.get(node.attr)  # fmt: skip
     return None
-
-
-def _squeezed(shape: list[int | None], method: str, dim: int | None) -> list[int | None] | None:
-    """The shape after `unsqueeze(dim)` / `squeeze()` / `squeeze(dim)`; None when dim is out of range."""
-    n = len(shape) + (1 if method == "unsqueeze" else 0)
-    if dim is not None and not -max(n, 1) <= dim < max(n, 1):
-        return None
-    if method == "unsqueeze":
-        if dim is None:
-            return None
-        at = dim % n
-        return [*shape[:at], 1, *shape[at:]]
-    if dim is None:
-        return [d for d in shape if d != 1]
-    if not shape:
-        return []
-    at = dim % len(shape)
-    return [*shape[:at], *shape[at + 1 :]] if shape[at] == 1 else list(shape)
 
 
 def _split_sizes(n: int, test: ast.expr | None, train: ast.expr | None) -> tuple[int, int] | None:
