@@ -10,6 +10,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from . import torch_forward
 from .site import Site
 from .view import ObjInfo, RuntimeView, type_class, type_root
 
@@ -33,8 +34,12 @@ NUMPY_TO_TORCH_DTYPE = {
 }  # fmt: skip
 TORCH_CASTS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
                "bool": "bool"}  # fmt: skip
-# Loss modules the cell may build with their defaults (the cross-entropy rule reads them).
-TORCH_PLAIN_LOSSES = frozenset({"CrossEntropyLoss", "NLLLoss"})
+# Loss modules the cell may build, with the keywords that leave the targets they accept alone (the
+# cross-entropy and BCE rules read them; `ignore_index` changes which class indices are legal).
+TORCH_PLAIN_LOSSES = {
+    "CrossEntropyLoss": {"weight", "reduction", "label_smoothing"}, "NLLLoss": {"weight", "reduction"},
+    "BCELoss": {"weight", "reduction"}, "BCEWithLogitsLoss": {"weight", "reduction", "pos_weight"},
+}  # fmt: skip
 TORCH_TENSOR_TYPES = {"FloatTensor": "float32", "DoubleTensor": "float64", "LongTensor": "int64",
                       "IntTensor": "int32"}  # fmt: skip
 
@@ -203,6 +208,17 @@ class Derivations:
             out.shape = list(shape)
             if method == "detach":
                 out.layer = {}
+        elif method in ("unsqueeze", "squeeze") and len(node.args) <= 1 and not node.keywords:
+            dims = torch_forward.squeezed(
+                list(shape), method, _const_int(node.args[0]) if node.args else None
+            )
+            if dims is None or (node.args and _const_int(node.args[0]) is None):
+                return None
+            out.shape = dims
+        elif method in torch_forward.SAME_SHAPE_FUNCTIONS and (base.dtype or "").startswith(
+            ("float", "bfloat")
+        ):
+            out.shape = list(shape)
         else:
             return None
         return out
@@ -219,10 +235,21 @@ class Derivations:
             if x is not None and x.shape is not None and (x.is_ndarray or x.is_frame or x.is_series):
                 return _as_array(x, expr)
             return None
-        if top == "torch" and name in TORCH_PLAIN_LOSSES and not args and not node.keywords:
-            # `criterion = nn.CrossEntropyLoss()`: default settings (no weight, no ignore_index)
+        if (
+            top == "torch"
+            and name in TORCH_PLAIN_LOSSES
+            and not args
+            and all(kw.arg in TORCH_PLAIN_LOSSES[name] for kw in node.keywords)
+        ):
+            # `criterion = nn.CrossEntropyLoss()`: no ignore_index (the default, -100)
             return ObjInfo(expr=expr, type=f"torch.nn.modules.loss.{name}", user_code=False,
                            derived=f"{expr} in this cell")  # fmt: skip
+        if (
+            top == "torch"
+            and name in torch_forward.SAME_SHAPE_FUNCTIONS | {"one_hot"}
+            and 1 <= len(args) <= 2
+        ):
+            return torch_forward.function(self, name, node, site, depth, expr)
         if top == "torch" and len(args) == 1:
             x = self.value_of(args[0], site, depth + 1)
             if x is None or x.shape is None or not (x.is_ndarray or x.is_tensor):

@@ -43,7 +43,8 @@ PURE_METHODS = frozenset(
         "nsmallest", "cumsum", "diff", "shift", "rolling", "resample", "isin", "between", "clip", "where",
         "mask", "duplicated", "memory_usage", "equals", "dot", "item", "numpy", "detach", "clone", "size",
         "dim", "view", "float", "long", "int", "double", "nelement", "argsort", "format", "split", "strip",
-        "lower", "upper", "startswith", "endswith", "splitlines", "index",
+        "lower", "upper", "startswith", "endswith", "splitlines", "index", "unsqueeze", "softmax",
+        "log_softmax", "sigmoid", "tanh", "relu", "exp", "log", "contiguous", "byte", "bool",
         # estimators and models: inference only
         "predict", "predict_proba", "predict_log_proba", "decision_function", "transform", "score",
         "get_params", "get_feature_names_out", "summary", "evaluate", "count_params", "get_layer",

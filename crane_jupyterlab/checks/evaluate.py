@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from . import torch_forward
 from .derive import (
     Derivations,
     _as_array,
@@ -222,6 +223,10 @@ class Evaluator(Derivations):
             return None
         func = node.func
         expr = ast.unparse(node)
+        if isinstance(func, (ast.Name, ast.Attribute, ast.Subscript)) and len(node.args) == 1:
+            model = self.value_of(func, site, depth + 1)
+            if model is not None and torch_forward.is_module(model):
+                return self._forward(model, node, site, depth, expr)
         if isinstance(func, ast.Attribute):
             path = self.class_path(func, site)
             if path is not None:
@@ -252,6 +257,24 @@ class Evaluator(Derivations):
             if path is not None:
                 return self._library_function(path, node, site, depth, expr)
         return None
+
+    def _forward(self, model: ObjInfo, node: ast.Call, site: Site, depth: int, expr: str) -> ObjInfo | None:
+        """`model(x)` for a torch model of the kernel: the shape and dtype its layers give x."""
+        if node.keywords:
+            return None
+        x = self.value_of(node.args[0], site, depth + 1)
+        found = torch_forward.output(self.view, model, x) if x is not None else None
+        if x is None or found is None:
+            return None
+        return ObjInfo(
+            expr=expr,
+            type="torch.Tensor",
+            shape=list(found[0]),
+            dtype=found[1],
+            device=x.device if x.device == model.raw.get("param_device") else None,
+            derived=f"{expr}: {model.expr} maps {x.expr} of shape {tuple(x.shape or ())} to "
+            f"{tuple(found[0])}",
+        )
 
     def scalar(self, node: ast.expr, site: Site, depth: int = 0) -> Any:
         """A Python scalar or tuple the expression certainly evaluates to, or UNKNOWN."""

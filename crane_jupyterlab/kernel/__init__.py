@@ -34,8 +34,9 @@ with these stable keys (category in brackets):
 - torch: `device` [R], `requires_grad` [R], `contiguous` [R], `note` [R] (why no value stats:
   time budget, GPU busy, a CUDA error); torch.device `device` [R]; optimizer `lr` [V]; nn.Module
   `class` [R], `training` [V], `param_dtype`/`param_device`/`param_requires_grad` [R],
-  `n_params` [S], `last_out_features` [S], `containers`/`custom_modules`/`forward_pre_hooks` [R]
-  (whose forward runs), loss `ignore_index`/`reduction`/`label_smoothing` [R]; layers (children)
+  `n_params` [S], `last_out_features` [S], `containers`/`custom_modules`/`forward_pre_hooks`/
+  `forward_hooks` [R] (whose forward runs, what may replace its input or output), loss
+  `ignore_index`/`reduction`/`label_smoothing` [R]; layers (children)
   carry `in_features`/`out_features`/`in_channels`/`out_channels`/`kernel_size`/
   `num_embeddings`/`embedding_dim`/`num_features`/`normalized_shape` [S], `weight_dtype` [R],
   `weight_device` [R] (several devices); DataLoader `batch_size`/`drop_last`/`num_workers` [S],

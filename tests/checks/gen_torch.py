@@ -173,3 +173,160 @@ SPECS = [
         namings=NAMINGS,
     ),
 ]
+
+# ----- losses and embeddings (rules/losses.py) ---------------------------------------------------------
+
+CE_MODEL = "$m = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 3))\n$X = torch.randn($n, 5)\n"
+BCE_MODEL = (
+    "$m = nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Linear(12, 1), nn.Sigmoid())\n"
+    "$X = torch.randn($n, 6)\ncrit = nn.BCELoss()\n"
+)
+SPECS += [
+    Spec(
+        rule="loss-target",
+        generator="torch-ce-target",
+        common=COMMON,
+        states=[
+            State("float-labels", CE_MODEL + "$y = (torch.arange($n) % 3).float()", crash=True),
+            State(
+                "double-from-numpy",
+                "$m = nn.Linear(5, 3)\n$X = torch.randn($n, 5)\n$y = torch.tensor(np.arange($n) % 3, "
+                "dtype=torch.float64)",
+                crash=True,
+            ),
+            State("int32-labels", CE_MODEL + "$y = torch.arange($n, dtype=torch.int32) % 3", crash=True),
+            State("one-hot-long", CE_MODEL + "$y = F.one_hot(torch.arange($n) % 3, 3)", crash=True),
+            State("long-labels", CE_MODEL + "$y = torch.arange($n) % 3", crash=False),
+            State("probabilities", CE_MODEL + "$y = torch.softmax(torch.randn($n, 3), dim=1)", crash=False),
+            State("byte-labels", CE_MODEL + "$y = (torch.arange($n) % 3).byte()", crash=False),
+        ],
+        forms=[
+            "criterion = nn.CrossEntropyLoss()\nloss = criterion($m($X), $y)",
+            "loss = F.cross_entropy($m($X), $y)",
+            "logits = $m($X)\nloss = nn.CrossEntropyLoss(label_smoothing=0.1)(logits, $y)\nloss.item()",
+            "out = $m($X)\nF.cross_entropy(input=out, target=$y).backward()",
+            "from torch.nn.functional import cross_entropy\nce = cross_entropy($m($X), $y)",
+            ("loss = F.cross_entropy($m($X), $y.long() if $y.dim() == 1 else $y.float())", False),
+        ],
+        namings=NAMINGS,
+    ),
+    Spec(
+        rule="loss-target",
+        generator="torch-bce-target",
+        common=COMMON,
+        states=[
+            State("column-output", BCE_MODEL + "$y = (torch.arange($n) % 2).float()", crash=True),
+            State("long-labels", BCE_MODEL + "$y = (torch.arange($n) % 2).unsqueeze(1)", crash=True),
+            State("fits", BCE_MODEL + "$y = (torch.arange($n) % 2).float().unsqueeze(1)", crash=False),
+            State("fits-random", BCE_MODEL + "$y = torch.rand($n, 1)", crash=False),
+        ],
+        forms=[
+            "criterion = nn.BCELoss()\nloss = criterion($m($X), $y)",
+            "loss = F.binary_cross_entropy($m($X), $y)",
+            "probs = $m($X)\nloss = nn.BCEWithLogitsLoss()(probs, $y)",
+            "loss_fn = nn.BCELoss(reduction='sum')\nl = loss_fn(input=$m($X), target=$y)\nl.item()",
+            "F.binary_cross_entropy_with_logits($m($X), $y).backward()",
+            "crit($m($X), $y)",
+            ("crit($m($X), $y.float().view(-1, 1))", False),
+        ],
+        namings=NAMINGS,
+    ),
+    Spec(
+        rule="embedding-index",
+        generator="torch-embedding-index",
+        common=COMMON,
+        states=[
+            State(
+                "one-based-ids",
+                "vocab = 9\n$e = nn.Embedding(vocab, 16, padding_idx=0)\n$ids = torch.arange(1, vocab + "
+                "1).repeat(3, 1)",
+                crash=True,
+            ),
+            State(
+                "negative",
+                "$e = nn.Embedding(10, 8)\n$ids = torch.tensor([[0, 3, -1], [2, 2, 1]])",
+                crash=True,
+            ),
+            State(
+                "sequential",
+                "$e = nn.Sequential(nn.Embedding(20, 4), nn.Flatten())\n"
+                "$ids = torch.arange(25).reshape(5, 5)",
+                crash=True,
+            ),
+            State(
+                "int32",
+                "$e = nn.Embedding(5, 3, max_norm=1.0)\n$ids = torch.tensor([[4, 5]], dtype=torch.int32)",
+                crash=True,
+            ),
+            State(
+                "fits",
+                "vocab = 9\n$e = nn.Embedding(vocab + 1, 16, padding_idx=0)\n$ids = torch.arange(1, vocab + "
+                "1).repeat(3, 1)",
+                crash=False,
+            ),
+            State(
+                "fits-sequential",
+                "$e = nn.Sequential(nn.Embedding(20, 4), nn.Flatten())\n"
+                "$ids = torch.arange(20).reshape(4, 5)",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "$e($ids)",
+            "vectors = $e($ids)\nvectors.mean(dim=1).shape",
+            "with torch.no_grad():\n    out = $e($ids)",
+            "print($e($ids).shape)",
+            ("$e($ids.clamp(0, 4))", False),
+        ],
+        namings=[
+            {"e": "emb", "ids": "token_ids"},
+            {"e": "embedding", "ids": "x"},
+            {"e": "embed", "ids": "batch"},
+        ],
+    ),
+]
+
+LOADER = (
+    "from torch.utils.data import DataLoader, TensorDataset\n"
+    "loader = DataLoader(TensorDataset(torch.randn($n, 5), labels), batch_size=4, shuffle=True)\n"
+)
+SPECS.append(
+    Spec(
+        rule="loss-target",
+        generator="torch-loader-loss-target",
+        common=COMMON,
+        states=[
+            State(
+                "ce-float-labels",
+                "labels = (torch.arange($n) % 3).float()\n" + LOADER + "$m = nn.Sequential(nn.Linear(5, 8), "
+                "nn.ReLU(), nn.Linear(8, 3))\ncrit = nn.CrossEntropyLoss()",
+                crash=True,
+            ),
+            State(
+                "bce-flat-labels",
+                "labels = (torch.arange($n) % 2).float()\n" + LOADER + "$m = nn.Sequential(nn.Linear(5, 1), "
+                "nn.Sigmoid())\ncrit = nn.BCELoss()",
+                crash=True,
+            ),
+            State(
+                "ce-long-labels",
+                "labels = torch.arange($n) % 3\n" + LOADER + "$m = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), "
+                "nn.Linear(8, 3))\ncrit = nn.CrossEntropyLoss()",
+                crash=False,
+            ),
+            State(
+                "bce-column-labels",
+                "labels = (torch.arange($n) % 2).float().unsqueeze(1)\n" + LOADER + "$m = nn.Sequential("
+                "nn.Linear(5, 1), nn.Sigmoid())\ncrit = nn.BCELoss()",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "for xb, yb in loader:\n    loss = crit($m(xb), yb)\n    loss.backward()",
+            "for batch_x, batch_y in loader:\n    out = $m(batch_x)\n    crit(out, batch_y).backward()",
+            "total = 0.0\nfor xb, yb in loader:\n    preds = $m(xb)\n    loss = crit(preds, yb)\n"
+            "    total += loss.item()",
+        ],
+        namings=NAMINGS,
+    )
+)

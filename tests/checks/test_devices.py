@@ -501,6 +501,7 @@ SYNC_AFTER = [
         "        loss.backward()\n        total = loss.item()",
         5,
     ),
+    ("loss = crit(seq(X), y_bad)\nif len(X) > 0:\n    print(loss.item())", 3),  # a branch the runtime decides
 ]
 
 
@@ -516,7 +517,8 @@ def test_cuda_label_assert_surfaces_at_the_next_sync(source: str, line: int) -> 
     [
         "loss = crit(seq(X), y_bad)",  # nothing waits for the GPU in this cell
         "loss = crit(seq(X), y_bad)\nloss.backward()",
-        "loss = crit(seq(X), y_bad)\nif len(X) > 0:\n    print(loss.item())",
+        "import random\nloss = crit(seq(X), y_bad)\nif random.random() > 0.5:\n    print(loss.item())",
+        "loss = crit(seq(X), y_bad)\nif len(X) > 10**6:\n    print(loss.item())",
         "for xb, yb in loader_bad:\n    loss = crit(seq(xb.to(dev)), yb.to(dev))\n"
         "    print(loss.item())\n    break",
         "loss = crit(seq(X), y_bad % 3)\nprint(loss.item())",

@@ -132,14 +132,18 @@ def test_model_structure_facts_say_whose_forward_runs() -> None:
     mixed = nn.Sequential(Block(), nn.Linear(4, 2))
     hooked = nn.Sequential(nn.Linear(4, 2))
     hooked[0].register_forward_pre_hook(lambda module, args: None)
+    replaced = nn.Linear(3, 1)
+    replaced.register_forward_hook(lambda module, args, out: out * 0)
     r = run(
-        "plain\nmixed\nhooked\nleaf",
-        {"plain": plain, "mixed": mixed, "hooked": hooked, "leaf": nn.Linear(3, 1)},
+        "plain\nmixed\nhooked\nleaf\nreplaced",
+        {"plain": plain, "mixed": mixed, "hooked": hooked, "leaf": nn.Linear(3, 1), "replaced": replaced},
     )
     fp = facts(entry(r, "plain"))
     assert fp["custom_modules"] == [] and fp["containers"] == ["Sequential"] and "forward_pre_hooks" not in fp
     assert facts(entry(r, "mixed"))["custom_modules"] == ["Block"]
     assert facts(entry(r, "hooked"))["forward_pre_hooks"] == 1
+    assert "forward_hooks" not in fp and "forward_hooks" not in facts(entry(r, "hooked"))
+    assert facts(entry(r, "replaced"))["forward_hooks"] == 1  # it may replace the output
     assert "custom_modules" not in facts(entry(r, "leaf"))  # a torch leaf: torch's own forward
 
 

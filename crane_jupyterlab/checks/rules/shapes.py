@@ -21,6 +21,7 @@ import ast
 from collections.abc import Iterator
 
 from ...models import Finding
+from .. import torch_forward
 from ..context import CellContext, has_star_args, kwarg, line_of
 from ..flow import Site
 from ..view import ObjInfo, type_class, type_root
@@ -40,11 +41,6 @@ SPARSE_LOSSES = frozenset({"sparse_categorical_crossentropy", "SparseCategorical
 KERAS_CONV = frozenset(
     {"Conv1D", "Conv2D", "Conv3D", "SeparableConv2D", "DepthwiseConv2D", "Conv2DTranspose"}
 )
-# Layers that keep the size of the last axis (what may follow the last Linear of a classifier).
-TORCH_SAME_WIDTH = frozenset(
-    {"ReLU", "Softmax", "LogSoftmax", "Dropout", "Sigmoid", "Tanh", "Identity", "LeakyReLU", "GELU", "ELU",
-     "SELU", "SiLU", "Mish", "Softplus", "PReLU"}
-)  # fmt: skip
 TORCH_CE_LOSSES = frozenset({"CrossEntropyLoss", "NLLLoss"})
 TORCH_LAYERS = frozenset({"Linear", "Conv1d", "Conv2d", "Conv3d"})
 TORCH_CE_FUNCTIONS = frozenset({"cross_entropy", "nll_loss"})
@@ -226,30 +222,6 @@ def _sparse_targets(call: ast.Call, model: ObjInfo, y: ObjInfo, out: list[object
 # ----- torch --------------------------------------------------------------------------------------------
 
 
-def _flat_torch_layers(ctx: CellContext, model: ObjInfo) -> list[ObjInfo] | None:
-    """The layers of a flat Sequential, all of them, in order; None when nested or not all shown."""
-    expected = [f"{model.expr}[{i}]" for i in range(len(model.children))]
-    layers = _layers(ctx, model)
-    if not model.children or model.children != expected or len(layers) != len(expected):
-        return None
-    return layers
-
-
-def _torch_classes(ctx: CellContext, model: ObjInfo) -> int | None:
-    """Number of outputs of a Sequential classifier: the last Linear's out_features."""
-    layers = _flat_torch_layers(ctx, model)
-    if layers is None:
-        return None
-    for layer in reversed(layers):
-        cls = type_class(layer.type)
-        if cls == "Linear":
-            out = layer.layer.get("out_features")
-            return out if isinstance(out, int) else None
-        if cls not in TORCH_SAME_WIDTH:
-            return None
-    return None
-
-
 def _torch_first_layer(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo) -> Finding | None:
     """`model(X)` with X that the first Linear/Conv layer cannot take."""
     if len(call.args) != 1 or call.keywords:
@@ -347,7 +319,7 @@ def _torch_targets(ctx: CellContext, site: Site, call: ast.Call) -> Finding | No
         return None
     if (y.device or "cpu") != "cpu" or model.raw.get("param_device", "cpu") != "cpu":
         return None  # on a GPU the assert surfaces later, as another error (rules/devices)
-    n_out = _torch_classes(ctx, model)
+    n_out = torch_forward.classes(ctx.view, model)
     if (
         n_out is None
         or y.max is None

@@ -221,6 +221,7 @@ def _sum_module_nn(m: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) 
     custom: list[str] = []  # classes from outside torch: their forward may do anything
     containers: list[str] = []
     pre_hooks = 0
+    post_hooks = 0  # forward hooks may replace a module's output
     complete = True
     for i, (name, sub) in enumerate(m.named_modules()):
         if i > 500:
@@ -229,6 +230,8 @@ def _sum_module_nn(m: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) 
         sd = _inst_dict(sub)
         hooks = sd.get("_forward_pre_hooks")
         pre_hooks += len(hooks) if isinstance(hooks, dict) else 0
+        hooks = sd.get("_forward_hooks")
+        post_hooks += len(hooks) if isinstance(hooks, dict) else 0
         cls_name = _short_type(sub)
         if _root(type(sub)) != "torch" and cls_name not in custom:
             custom.append(cls_name)
@@ -249,6 +252,10 @@ def _sum_module_nn(m: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) 
         _add(e, "R", "custom_modules", custom)
     if pre_hooks:
         _add(e, "R", "forward_pre_hooks", pre_hooks)
+    global_hooks = _module_dict(module_mod).get("_global_forward_hooks") if module_mod else None
+    post_hooks += len(global_hooks) if isinstance(global_hooks, dict) else 0
+    if post_hooks:
+        _add(e, "R", "forward_hooks", post_hooks)
     last_out = None
     for _, sub in leaves:
         v = _inst_dict(sub).get("out_features")

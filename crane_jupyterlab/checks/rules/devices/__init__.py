@@ -20,12 +20,16 @@
   certainly follows (`.item()`, `.cpu()`, `.tolist()`, `.numpy()`, `float()`, `print()` of a CUDA tensor,
   `torch.cuda.synchronize()`), on that line.
 
+- loss-target (rules/losses.judge_ranks) where only ranks and dtypes are known, as for the batches of a
+  DataLoader: float class indices into cross-entropy/NLL, BCE targets with another number of axes.
+
 Which forwards are trusted: torch's own leaf modules (Linear, Conv2d, Embedding, LSTM, norms: their
 forward hands the input straight to the functional op with the parameters) and `nn.Sequential`, whose
 forward calls its children in order; so for a Sequential of torch modules the first parameterized layer
 is certainly the first to meet the input, and every layer before it keeps the device (and, from a known
 list, the dtype). A custom `forward` may move, cast or ignore its input before any layer sees it, and a
-forward pre-hook may too: such models are not judged (`custom_modules`, `forward_pre_hooks` facts).
+forward pre-hook may too, and a forward hook may replace the output: such models are not judged
+(`custom_modules`, `forward_pre_hooks`, `forward_hooks` facts).
 
 The cell is followed statement by statement: tensors and modules the kernel holds (while the cell has not
 rebound them and no call could have run user code), what the cell derives from them (`x.to(device)`,

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import ast
 
+from ... import torch_forward
 from ...context import line_of
+from ...view import type_class
+from ..losses import LOSS_MODULES, RULE_LOSS, judge_ranks
 from .state import Found, WalkerState
 from .values import (
     CE_FUNCTIONS,
@@ -175,11 +178,20 @@ class Judge(WalkerState):
                     ),
                 )
                 return None
+        info = self.ctx.view.get(m.name)
+        layers = torch_forward.leaves(self.ctx.view, info) if info is not None else None
         return Tensor(
             name=ast.unparse(node),
             device=m.device,
             dtype=m.dtype if cls in MATMUL_LAYERS | RNN_LAYERS else None,
             ndim=x.ndim,
+            ndim_exact=x.ndim_exact
+            and info is not None
+            and torch_forward.trusted(info)
+            and bool(layers)
+            and all(
+                type_class(layer.type) in torch_forward.SAME_SHAPE | {"Linear"} for layer in layers or []
+            ),
             requires_grad=self.grad_of(True if m.requires_grad else None),
             classes=m.classes,
             origin=f"{ast.unparse(node)} is on {m.device} (the parameters of {m.name})",
@@ -192,6 +204,26 @@ class Judge(WalkerState):
         if differ(out.device, target.device) and (out.ndim or 0) >= 1 and (target.ndim or 0) >= 1:
             self.device_error(node, [out, target], f"the input and target of {cls}")
             return None
+        if out.ndim is not None and target.ndim is not None and out.ndim_exact and target.ndim_exact:
+            judged = judge_ranks(LOSS_MODULES.get(cls, cls), out.ndim, target.ndim, target.dtype)
+            if judged is not None:
+                exc, text = judged
+                self.report(
+                    node,
+                    Found(
+                        RULE_LOSS,
+                        f"{exc}: {text}: {cls} gets {out.name} ({out.ndim} axes) and target {target.name} "
+                        f"({target.ndim} axes, {target.dtype}) (line {line_of(node)}).",
+                        [
+                            f"{out.name} has {out.ndim} axes",
+                            f"{target.name} has {target.ndim} axes, dtype {target.dtype}",
+                            *([target.origin] if target.origin else []),
+                        ],
+                        line_of(node),
+                        exc,
+                    ),
+                )
+                return None
         ignore = m.ignore_index if m is not None else None
         if "ignore_index" in {kw.arg for kw in node.keywords}:
             return None

@@ -60,6 +60,7 @@ def _module(view: RuntimeView, info: ObjInfo) -> Module:
         and not raw.get("custom_modules")
         and set(raw.get("containers") or []) <= {"Sequential"}
         and not raw.get("forward_pre_hooks")
+        and not raw.get("forward_hooks")  # it may replace the output (its device, dtype, classes)
     )
     grad = raw.get("param_requires_grad")
     return Module(

@@ -154,6 +154,7 @@ class Tensor:
     every_batch: bool = False  # a batch of a loader: `max` is somewhere in the dataset, not in each batch
     classes: int | None = None  # logits of a classifier: how many classes the last axis holds
     origin: str | None = None  # evidence: where its device/dtype come from
+    ndim_exact: bool = True  # False: ndim is the input's of a model that may change the rank
 
 
 @dataclass(frozen=True)

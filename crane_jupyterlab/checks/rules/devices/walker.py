@@ -72,7 +72,15 @@ class Walker(Evaluator):
             self.ev(node.value)
         elif isinstance(node, ast.If | ast.While):
             self.ev(node.test)
-            self.forget(node)
+            site = self.site(node.test)
+            truth = self.ctx.values.truth(node.test, site) if site is not None else None
+            if isinstance(node, ast.If) and truth is not None:
+                self.block(node.body if truth else node.orelse, True)  # a branch the runtime decides
+            elif isinstance(node, ast.While) and truth is True:
+                self.first_pass(node.body)
+                self.forget(node)
+            else:
+                self.forget(node)
         elif isinstance(node, ast.For):
             self.loop(node)
         elif isinstance(node, ast.With):
@@ -134,7 +142,11 @@ class Walker(Evaluator):
                 self.spoil(name)  # a kernel tensor's values changed, or a model's parts
 
     def loop(self, node: ast.For) -> None:
+        site = self.site(node.iter)
+        plain = isinstance(node.iter, ast.Name | ast.List | ast.Tuple)  # iterating runs no notebook code
         elements = self.elements(node.iter)
+        if elements is None and plain and site is not None and self.ctx.values.nonempty(node.iter, site):
+            elements = (None, False)  # a kernel list or literal with a first element the rules do not model
         if elements is None:
             self.barrier = True  # iterating it may run the notebook's code (a generator, a Dataset)
             self.forget(node)
@@ -143,13 +155,17 @@ class Walker(Evaluator):
         self.store(node.target, first)
         saved = self.full_pass
         self.full_pass = full_pass and not any(_may_jump(stmt) for stmt in node.body) and not node.orelse
+        self.first_pass(node.body)
+        self.full_pass = saved
+        self.forget(node)  # later iterations and the names they leave are not followed
+
+    def first_pass(self, body: list[ast.stmt]) -> None:
+        """The first run of a loop body, up to anything that may leave it early."""
         certain = True
-        for stmt in node.body:  # the first iteration, up to anything that may leave it early
+        for stmt in body:
             self.stmt(stmt, certain)
             if _may_jump(stmt):
                 certain = False
-        self.full_pass = saved
-        self.forget(node)  # later iterations and the names they leave are not followed
 
     def elements(self, node: ast.expr) -> tuple[Value, bool] | None:
         """(the first element, whether the loop visits every batch of a loader) when there certainly is

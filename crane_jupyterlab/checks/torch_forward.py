@@ -1,0 +1,149 @@
+"""What a torch model of the kernel is, and what calling it produces, read from the probe's facts.
+
+Only torch's own forwards are followed: a leaf module of torch, or an `nn.Sequential` (its forward calls
+each child in turn) whose children are all torch leaves, shown in full, with no forward hook or pre-hook
+anywhere (a hook may replace the input or the output) and no class from outside torch. The output shape
+is derived for stacks of `Linear` layers and layers that keep the shape of their input (activations,
+dropout, softmax): `F.linear` maps (*, in_features) to (*, out_features) in the weights' dtype. Anything
+else gives None. Also the shapes of the tensor functions derive.py follows for torch (softmax and the
+like keep shape and dtype, `one_hot` adds an axis, `squeeze`/`unsqueeze`).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from .site import Site
+from .view import ObjInfo, RuntimeView, type_class, type_root
+
+if TYPE_CHECKING:
+    from .derive import Derivations
+
+# Layers that keep the shape (and the dtype) of their input.
+SAME_SHAPE = frozenset(
+    {"ReLU", "ReLU6", "Softmax", "LogSoftmax", "Dropout", "Sigmoid", "Tanh", "Identity", "LeakyReLU",
+     "GELU", "ELU", "SELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "CELU",
+     "Softsign", "AlphaDropout"}
+)  # fmt: skip
+# torch functions and tensor methods whose result has the shape and dtype of their floating input.
+SAME_SHAPE_FUNCTIONS = frozenset({"softmax", "log_softmax", "sigmoid", "relu", "tanh", "exp", "log"})
+# Layers that keep the size of the last axis (what may follow the last Linear of a classifier).
+SAME_WIDTH = SAME_SHAPE | {"PReLU"}
+
+
+def is_module(info: ObjInfo) -> bool:
+    return type_root(info.type) == "torch" and "n_params" in info.raw
+
+
+def trusted(info: ObjInfo) -> bool:
+    """A torch module whose forward is torch's own from input to output."""
+    raw = info.raw
+    return (
+        is_module(info)
+        and not raw.get("custom_modules")
+        and set(raw.get("containers") or []) <= {"Sequential"}
+        and not raw.get("forward_pre_hooks")
+        and not raw.get("forward_hooks")
+        and "layers_left_out" not in raw
+    )
+
+
+def flat_layers(view: RuntimeView, model: ObjInfo) -> list[ObjInfo] | None:
+    """The layers of a flat Sequential, all of them, in order; None when nested or not all shown."""
+    expected = [f"{model.expr}[{i}]" for i in range(len(model.children))]
+    layers = [info for expr in model.children if (info := view.get(expr)) is not None]
+    if not model.children or model.children != expected or len(layers) != len(expected):
+        return None
+    return layers
+
+
+def leaves(view: RuntimeView, model: ObjInfo) -> list[ObjInfo] | None:
+    """The layers a call of `model` runs, in order: its own flat Sequential's, or itself for a leaf."""
+    if type_class(model.type) == "Sequential":
+        return flat_layers(view, model)
+    return [model] if not model.children else None
+
+
+def classes(view: RuntimeView, model: ObjInfo) -> int | None:
+    """Number of outputs of a Sequential classifier: the last Linear's out_features."""
+    layers = flat_layers(view, model)
+    for layer in reversed(layers or []):
+        cls = type_class(layer.type)
+        if cls == "Linear":
+            out = layer.layer.get("out_features")
+            return out if isinstance(out, int) else None
+        if cls not in SAME_WIDTH:
+            return None
+    return None
+
+
+def output(view: RuntimeView, model: ObjInfo, x: ObjInfo) -> tuple[list[int], str] | None:
+    """(shape, dtype) of `model(x)` for a trusted stack of Linear and shape-keeping layers that accepts
+    x (every Linear's in_features is the last axis it meets, its weights have x's dtype); None otherwise
+    (the first-layer rules report inputs that do not fit)."""
+    if not trusted(model) or not x.is_tensor or x.shape is None or not x.shape or not x.dtype:
+        return None
+    if not all(isinstance(d, int) for d in x.shape):
+        return None
+    layers = leaves(view, model)
+    if not layers or not any(type_class(layer.type) == "Linear" for layer in layers):
+        return None
+    shape = [d for d in x.shape if d is not None]
+    for layer in layers:
+        cls = type_class(layer.type)
+        if type_root(layer.type) != "torch":
+            return None
+        if cls == "Linear":
+            want, out = layer.layer.get("in_features"), layer.layer.get("out_features")
+            if not isinstance(out, int) or want != shape[-1] or layer.layer.get("weight_dtype") != x.dtype:
+                return None
+            shape[-1] = out
+        elif cls not in SAME_SHAPE:
+            return None
+    return shape, x.dtype
+
+
+# ----- tensors the cell derives -------------------------------------------------------------------------
+
+
+def function(ev: Derivations, name: str, node: ast.Call, site: Site, depth: int, expr: str) -> ObjInfo | None:
+    """`torch.softmax(x, 1)`, `F.log_softmax(x, dim=1)`, `torch.sigmoid(x)`: x's shape and dtype;
+    `F.one_hot(t, k)`: t's shape plus an axis of k, int64."""
+    x = ev.value_of(node.args[0], site, depth + 1)
+    if x is None or not x.is_tensor or x.shape is None or not all(isinstance(d, int) for d in x.shape):
+        return None
+    out = ObjInfo(expr=expr, type="torch.Tensor", derived=x.derived or f"{expr} in this cell")
+    if name == "one_hot":
+        k_node = (
+            node.args[1]
+            if len(node.args) == 2
+            else next((kw.value for kw in node.keywords if kw.arg == "num_classes"), None)
+        )
+        k = ev.scalar(k_node, site, depth + 1) if k_node is not None else None
+        if type(k) is not int or k <= 0 or x.dtype != "int64" or len(node.args) + len(node.keywords) != 2:
+            return None
+        out.shape, out.dtype = [*x.shape, k], "int64"
+        return out
+    if any(kw.arg != "dim" for kw in node.keywords) or not (x.dtype or "").startswith(("float", "bfloat")):
+        return None
+    out.shape, out.dtype = list(x.shape), x.dtype
+    return out
+
+
+def squeezed(shape: list[int | None], method: str, dim: int | None) -> list[int | None] | None:
+    """The shape after `unsqueeze(dim)` / `squeeze()` / `squeeze(dim)`; None when dim is out of range."""
+    n = len(shape) + (1 if method == "unsqueeze" else 0)
+    if dim is not None and not -max(n, 1) <= dim < max(n, 1):
+        return None
+    if method == "unsqueeze":
+        if dim is None:
+            return None
+        at = dim % n
+        return [*shape[:at], 1, *shape[at:]]
+    if dim is None:
+        return [d for d in shape if d != 1]
+    if not shape:
+        return []
+    at = dim % len(shape)
+    return [*shape[:at], *shape[at + 1 :]] if shape[at] == 1 else list(shape)
