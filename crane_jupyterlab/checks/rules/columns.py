@@ -19,7 +19,6 @@ import ast
 import re
 from collections.abc import Iterator
 
-from ...kernel.scan import formula_names
 from ...models import Finding
 from ..context import CellContext, const_str, has_star_args, kwarg, line_of
 from ..flow import Site, root_name
@@ -348,47 +347,6 @@ def _aggregation(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None
     return _absent(ctx, frame, keys, call, f"{func.attr}() aggregates")
 
 
-def _formula(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
-    """`smf.ols('price ~ area + rooms', data=homes)`: patsy evaluates each variable in `data`, then in
-    the calling frame; one that is neither a column of data nor a name of the kernel (the probe's
-    formula_undefined) nor bound earlier in the cell raises PatsyError (NameError inside)."""
-    if not isinstance(call.func, (ast.Name, ast.Attribute)) or has_star_args(call):
-        return None
-    formula = kwarg(call, "formula") or (call.args[0] if call.args else None)
-    if not isinstance(formula, ast.Constant):
-        return None
-    path = ctx.class_path(call.func, site)
-    if path is None or path.split(".")[0] != "statsmodels":
-        return None
-    text = formula.value
-    data_node = kwarg(call, "data") or (call.args[1] if len(call.args) > 1 else None)
-    frame = ctx.value_of(data_node, site) if data_node is not None else None
-    if not isinstance(text, str) or frame is None or not frame.is_frame or site.caught(("Exception",)):
-        return None
-    if frame.columns is None or not _plain_labels(frame.columns):
-        return None
-    missing = [
-        name
-        for name in formula_names(text)
-        if name not in frame.columns
-        and name in ctx.view.formula_undefined
-        and name not in site.bound
-        and name not in (frame.index_names or [])
-    ]
-    if not missing:
-        return None
-    return Finding(
-        rule=RULE,
-        message=(
-            f"PatsyError: Error evaluating factor: NameError: name {missing[0]!r} is not defined: the "
-            f"formula names {', '.join(map(repr, missing))}, neither a column of {frame.expr} nor a name in "
-            f"the notebook (line {line_of(call)})."
-        ),
-        evidence=[*_columns_evidence(frame, missing), f"{missing[0]} is undefined in the kernel"],
-        line=line_of(call),
-    )
-
-
 NUMERIC_DTYPES = ("int", "uint", "float")
 STRING_DTYPES = ("str", "string", "string[python]", "string[pyarrow]")
 
@@ -502,7 +460,6 @@ def check(ctx: CellContext) -> Iterator[Finding]:
                 or _column_method(ctx, site, node)
                 or _merge_keys(ctx, site, node)
                 or _aggregation(ctx, site, node)
-                or _formula(ctx, site, node)
                 or _seaborn(ctx, site, node)
             )
         if finding is not None:
