@@ -360,6 +360,9 @@ def _frame(entry: dict[str, Any], facts: dict[str, Any], cats: frozenset[str]) -
     index = facts.get("index_names")
     if isinstance(index, list) and any(n is not None for n in index):
         parts.append("index: " + ", ".join(_column_name(n) for n in index))
+    index_type = facts.get("index_type")
+    if isinstance(index_type, str) and index_type not in ("RangeIndex", "Index") and "R" in cats:
+        parts.append(f"index {index_type}")
     nan_cols = facts.get("nan_columns")
     if isinstance(nan_cols, dict) and nan_cols and not narrow:
         parts.append("nan: " + ", ".join(f"{_column_name(k)} {v}" for k, v in nan_cols.items()))

@@ -28,20 +28,6 @@ SHAPE_KEEPING_TRANSFORMERS = frozenset(
     {"StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler", "Normalizer", "Binarizer",
      "PowerTransformer", "QuantileTransformer"}
 )  # fmt: skip
-NUMPY_TO_TORCH_DTYPE = {
-    "float64": "float64", "float32": "float32", "float16": "float16", "int64": "int64", "int32": "int32",
-    "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool",
-}  # fmt: skip
-TORCH_CASTS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
-               "bool": "bool"}  # fmt: skip
-# Loss modules the cell may build, with the keywords that leave the targets they accept alone (the
-# cross-entropy and BCE rules read them; `ignore_index` changes which class indices are legal).
-TORCH_PLAIN_LOSSES = {
-    "CrossEntropyLoss": {"weight", "reduction", "label_smoothing"}, "NLLLoss": {"weight", "reduction"},
-    "BCELoss": {"weight", "reduction"}, "BCEWithLogitsLoss": {"weight", "reduction", "pos_weight"},
-}  # fmt: skip
-TORCH_TENSOR_TYPES = {"FloatTensor": "float32", "DoubleTensor": "float64", "LongTensor": "int64",
-                      "IntTensor": "int32"}  # fmt: skip
 
 
 class Derivations:
@@ -197,8 +183,8 @@ class Derivations:
         if shape is None or not all(isinstance(d, int) for d in shape):
             return None
         out = ObjInfo(expr=expr, type="torch.Tensor", dtype=base.dtype, derived=derived)
-        if method in TORCH_CASTS and not node.args and not node.keywords:
-            out.shape, out.dtype = list(shape), TORCH_CASTS[method]
+        if method in torch_forward.TORCH_CASTS and not node.args and not node.keywords:
+            out.shape, out.dtype = list(shape), torch_forward.TORCH_CASTS[method]
         elif method in ("view", "reshape"):
             target = _reshape_target(node, math.prod(shape))  # type: ignore[arg-type]
             if target is None:
@@ -235,11 +221,19 @@ class Derivations:
             if x is not None and x.shape is not None and (x.is_ndarray or x.is_frame or x.is_series):
                 return _as_array(x, expr)
             return None
+        plain_kw = all(k.arg in ("prepend", "has_constant") for k in node.keywords)
+        if top == "statsmodels" and name == "add_constant" and len(args) == 1 and plain_kw:
+            x = self.value_of(args[0], site, depth + 1)  # one more column; the values (NaN, text) kept
+            if x is None or x.shape is None or len(x.shape) != 2 or not (x.is_frame or x.is_ndarray):
+                return None
+            out = _derived(x, expr, x.derived or f"{expr} in this cell")
+            out.shape, out.columns, out.source = [x.shape[0], None], None, x.source or x.expr
+            return out
         if (
             top == "torch"
-            and name in TORCH_PLAIN_LOSSES
+            and name in torch_forward.TORCH_PLAIN_LOSSES
             and not args
-            and all(kw.arg in TORCH_PLAIN_LOSSES[name] for kw in node.keywords)
+            and all(kw.arg in torch_forward.TORCH_PLAIN_LOSSES[name] for kw in node.keywords)
         ):
             # `criterion = nn.CrossEntropyLoss()`: no ignore_index (the default, -100)
             return ObjInfo(expr=expr, type=f"torch.nn.modules.loss.{name}", user_code=False,
@@ -256,16 +250,16 @@ class Derivations:
                 return None
             dtype: str | None
             if name in ("tensor", "from_numpy", "as_tensor") and x.is_ndarray:
-                dtype = NUMPY_TO_TORCH_DTYPE.get(x.dtype or "")
+                dtype = torch_forward.NUMPY_TO_TORCH_DTYPE.get(x.dtype or "")
                 requested = _kwarg(node, "dtype")
                 if requested is not None:
                     if name == "from_numpy":
                         return None
-                    dtype = _torch_dtype(requested)
+                    dtype = torch_forward.torch_dtype(requested)
                 elif node.keywords:
                     return None
-            elif name in TORCH_TENSOR_TYPES and not node.keywords:
-                dtype = TORCH_TENSOR_TYPES[name]
+            elif name in torch_forward.TORCH_TENSOR_TYPES and not node.keywords:
+                dtype = torch_forward.TORCH_TENSOR_TYPES[name]
             else:
                 return None
             if dtype is None:
@@ -432,16 +426,8 @@ def _dtype_name(node: ast.expr) -> str | None:
         text = {"int": "int64", "float": "float64", "bool": "bool"}[node.id]
     if text in ("float", "double"):
         text = "float64"
-    if text is not None and text in NUMPY_TO_TORCH_DTYPE:
+    if text is not None and text in torch_forward.NUMPY_TO_TORCH_DTYPE:
         return text
-    return None
-
-
-def _torch_dtype(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        return {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
-                "int64": "int64", "long": "int64", "int32": "int32", "float16": "float16",
-                "half": "float16"}.get(node.attr)  # fmt: skip
     return None
 
 

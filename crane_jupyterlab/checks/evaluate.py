@@ -29,6 +29,8 @@ from .derive import (
 from .site import Site, root_name
 from .view import ObjInfo, RuntimeView
 
+# Facts of a value that still hold for a slice of its rows (the rest describe values it may not hold).
+_STRUCTURE_KEYS = frozenset({"dtype", "device", "index_type", "requires_grad", "layout"})
 # A value the evaluator cannot tell.
 UNKNOWN: Any = object()
 _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
@@ -215,7 +217,9 @@ class Evaluator(Derivations):
         out.has_nan = None  # the slice may or may not hold the missing values
         out.nan = out.min = out.max = None
         out.counts = out.examples = None
-        out.unique = None
+        out.non_numeric = out.non_numeric_examples = None  # values seen may lie outside the slice
+        out.unique = out.kind = None
+        out.raw = {k: v for k, v in base.raw.items() if k in _STRUCTURE_KEYS}
         return out
 
     def _call(self, node: ast.Call, site: Site, depth: int) -> ObjInfo | None:

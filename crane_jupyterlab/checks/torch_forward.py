@@ -17,6 +17,30 @@ from typing import TYPE_CHECKING
 from .site import Site
 from .view import ObjInfo, RuntimeView, type_class, type_root
 
+NUMPY_TO_TORCH_DTYPE = {
+    "float64": "float64", "float32": "float32", "float16": "float16", "int64": "int64", "int32": "int32",
+    "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool",
+}  # fmt: skip
+TORCH_CASTS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
+               "bool": "bool"}  # fmt: skip
+# Loss modules the cell may build, with the keywords that leave the targets they accept alone (the
+# cross-entropy and BCE rules read them; `ignore_index` changes which class indices are legal).
+TORCH_PLAIN_LOSSES = {
+    "CrossEntropyLoss": {"weight", "reduction", "label_smoothing"}, "NLLLoss": {"weight", "reduction"},
+    "BCELoss": {"weight", "reduction"}, "BCEWithLogitsLoss": {"weight", "reduction", "pos_weight"},
+}  # fmt: skip
+TORCH_TENSOR_TYPES = {"FloatTensor": "float32", "DoubleTensor": "float64", "LongTensor": "int64",
+                      "IntTensor": "int32"}  # fmt: skip
+
+
+def torch_dtype(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
+                "int64": "int64", "long": "int64", "int32": "int32", "float16": "float16",
+                "half": "float16"}.get(node.attr)  # fmt: skip
+    return None
+
+
 if TYPE_CHECKING:
     from .derive import Derivations
 

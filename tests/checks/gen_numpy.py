@@ -121,4 +121,31 @@ SPECS = [
         forms=["np.concatenate($A, $B)", "np.stack($A, $B)", "both = np.concatenate($A, $B)\nboth.shape"],
         namings=NAMINGS,
     ),
+    Spec(
+        rule="missing-values",
+        generator="numpy-histogram-nan",
+        common=COMMON,
+        states=[
+            State("dropouts", "$A = np.sin(np.arange($n) / 9.0)\n$A[[2, 5]] = np.nan", crash=True),
+            State(
+                "from-frame",
+                "import pandas as pd\n$A = pd.Series(np.arange($n) * 0.5).where(lambda s: s > 1)",
+                crash=True,
+            ),
+            State("clean", "$A = np.sin(np.arange($n) / 9.0)", crash=False),
+            State(
+                "filled",
+                "$A = np.sin(np.arange($n) / 9.0)\n$A[[2, 5]] = np.nan\n$A = np.nan_to_num($A)",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "np.histogram($A)",
+            "counts, edges = np.histogram($A, bins=20)\nedges[:3]",
+            "np.histogram($A, 'auto')",
+            ("np.histogram($A, bins=[0, 0.5, 1])", False),
+            ("np.histogram($A, bins=10, range=(-1, 1))", False),
+        ],
+        namings=NAMINGS,
+    ),
 ]

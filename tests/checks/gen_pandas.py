@@ -360,4 +360,35 @@ SPECS = [
         ],
         namings=NAMINGS,
     ),
+    Spec(
+        rule="type-error",
+        generator="pandas-resample-index",
+        common=COMMON,
+        states=[
+            State(
+                "date-column",
+                "$df = pd.DataFrame({'date': pd.date_range('2024-01-01', periods=$n, freq='h'), "
+                "'temp': np.arange($n) % 17 * 1.0})",
+                crash=True,
+            ),
+            State(
+                "reset",
+                "$df = pd.DataFrame({'temp': np.arange($n) * 1.0}, "
+                "index=pd.date_range('2024-01-01', periods=$n, freq='h')).reset_index()",
+                crash=True,
+            ),
+            State(
+                "date-index",
+                "$df = pd.DataFrame({'temp': np.arange($n) * 1.0}, "
+                "index=pd.date_range('2024-01-01', periods=$n, freq='h'))",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "$df.resample('D').mean()",
+            "daily = $df.resample('W')['temp'].max()\ndaily.head()",
+            "$df['temp'].resample('D').sum()",
+        ],
+        namings=NAMINGS,
+    ),
 ]

@@ -409,4 +409,42 @@ SPECS = [
         ],
         namings=NAMINGS,
     ),
+    Spec(
+        rule="bad-value",
+        generator="sklearn-unseen-label",
+        common=COMMON + "\nfrom sklearn.preprocessing import LabelEncoder\nfrom sklearn import preprocessing",
+        states=[
+            State(
+                "new-city",
+                "$m = LabelEncoder().fit(['Berlin', 'Madrid', 'Paris', 'Rome'])\n"
+                "$df = pd.DataFrame({'city': rng.choice(['Paris', 'Rome', 'Oslo'], $n)})",
+                crash=True,
+            ),
+            State(
+                "case-differs",
+                "$m = LabelEncoder().fit(['berlin', 'paris'])\n"
+                "$df = pd.DataFrame({'city': rng.choice(['Paris', 'paris'], $n)})",
+                crash=True,
+            ),
+            State(
+                "known",
+                "$m = LabelEncoder().fit(['Berlin', 'Madrid', 'Paris', 'Rome'])\n"
+                "$df = pd.DataFrame({'city': rng.choice(['Paris', 'Rome'], $n)})",
+                crash=False,
+            ),
+            State(
+                "fitted-on-all",
+                "$df = pd.DataFrame({'city': rng.choice(['Paris', 'Rome', 'Oslo'], $n)})\n"
+                "$m = LabelEncoder().fit($df['city'])",
+                crash=False,
+            ),
+        ],
+        forms=[
+            "$m.transform($df['city'])",
+            "$df['code'] = $m.transform($df['city'])",
+            "codes = $m.transform($df.city.values)\ncodes[:5]",
+            ("$m.transform($df['city'].iloc[:0])", False),
+        ],
+        namings=NAMINGS,
+    ),
 ]

@@ -48,6 +48,8 @@ SPECS = [
             "model = sm.OLS($y, $X)\nres = model.fit()",
             "sm.Logit(($y > 3e5).astype(int), $X)",
             "from statsmodels.api import OLS\nOLS($y, $X).fit().params",
+            "X_const = sm.add_constant($X)\nsm.OLS($y, X_const).fit()",
+            "sm.OLS($y, sm.add_constant($X, has_constant='add')).fit()",
         ],
         namings=NAMINGS,
     ),

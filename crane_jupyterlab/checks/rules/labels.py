@@ -144,6 +144,39 @@ def _one_class(est: ObjInfo, y: ObjInfo, call: ast.Call) -> Finding | None:
     )
 
 
+def _unseen_labels(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """`enc.transform(s)` of a fitted LabelEncoder: `_encode` raises "y contains previously unseen
+    labels" for any value outside `classes_`. The classes must be complete (every one shown); a value
+    of s shown (on a sample too) that is not among them proves it."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr != "transform" or len(call.args) != 1:
+        return None
+    enc = ctx.value_of(func.value, site)
+    if enc is None or type_class(enc.type) != "LabelEncoder" or not enc.type.startswith("sklearn."):
+        return None
+    classes = enc.raw.get("classes_")
+    if not isinstance(classes, list) or not classes or "n_classes" in enc.raw or enc.fitted is not True:
+        return None
+    if not all(isinstance(c, str) and len(c) < 60 for c in classes):
+        return None  # numbers may be shown rounded; long labels cut: only exact text is compared
+    y = ctx.value_of(call.args[0], site)
+    if y is None or not (y.is_series or y.is_ndarray) or y.dtype not in ("object", "str", "string", None):
+        return None  # (None: the array of a text column, whose numpy dtype is not shown)
+    shown = [*(y.examples or []), *(v for v, _ in y.counts or []), *(y.non_numeric_examples or [])]
+    unseen = [v for v in dict.fromkeys(shown) if isinstance(v, str) and len(v) < 60 and v not in classes]
+    if not unseen:
+        return None
+    return Finding(
+        rule="bad-value",
+        message=(
+            f"ValueError: y contains previously unseen labels: {unseen[0]!r} is not among the classes "
+            f"{enc.expr} was fitted on (line {line_of(call)})."
+        ),
+        evidence=[f"{enc.expr}.classes_ = {classes}", f"{y.expr} values include {unseen[:3]}"],
+        line=line_of(call),
+    )
+
+
 def _metric(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     if not isinstance(call.func, (ast.Name, ast.Attribute)) or len(call.args) < 2:
         return None
@@ -217,6 +250,6 @@ def check(ctx: CellContext) -> Iterator[Finding]:
         assert isinstance(call, ast.Call)
         if has_star_args(call) or site.caught(("ValueError",)):
             continue
-        finding = _fit(ctx, site, call) or _metric(ctx, site, call)
+        finding = _fit(ctx, site, call) or _metric(ctx, site, call) or _unseen_labels(ctx, site, call)
         if finding is not None:
             yield finding

@@ -132,6 +132,37 @@ def _scipy(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     return None
 
 
+def _histogram(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """`np.histogram(a)` / `bins=<int or str>` without `range=`: numpy derives the range from a.min()
+    and a.max(), which are NaN when a holds one ("autodetected range of [nan, nan] is not finite").
+    Explicit bin edges or a range avoid it (plt.hist drops NaN itself and is not judged)."""
+    path = ctx.class_path(call.func, site) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
+    if path is None or path.split(".")[0] != "numpy" or path.rsplit(".", 1)[-1] not in ("histogram",):
+        return None
+    if has_star_args(call) or not call.args or kwarg(call, "range") is not None or len(call.args) > 2:
+        return None
+    bins = kwarg(call, "bins") or (call.args[1] if len(call.args) > 1 else None)
+    if bins is not None and not (isinstance(bins, ast.Constant) and isinstance(bins.value, (int, str))):
+        return None
+    a = ctx.value_of(call.args[0], site)
+    if (
+        a is None
+        or not has_nan(a)
+        or not (a.is_ndarray or a.is_series)
+        or not (a.dtype or "").startswith("float")
+    ):
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            f"ValueError: autodetected range of [nan, nan] is not finite: {a.expr} has missing values "
+            f"(drop them, or pass range=; np.histogram, line {line_of(call)})."
+        ),
+        evidence=_nan_evidence(a),
+        line=line_of(call),
+    )
+
+
 def _statsmodels(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     path = ctx.class_path(call.func, site) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
     if (
@@ -168,6 +199,7 @@ def check(ctx: CellContext) -> Iterator[Finding]:
             or _target(ctx, site, call)
             or _statsmodels(ctx, site, call)
             or _scipy(ctx, site, call)
+            or _histogram(ctx, site, call)
         )
         if finding is not None:
             yield finding

@@ -19,7 +19,7 @@ import ast
 from collections.abc import Iterator
 
 from ...models import Finding
-from ..context import CellContext, line_of
+from ..context import CellContext, has_star_args, line_of
 from ..flow import Site
 from ..view import ObjInfo, type_class
 
@@ -171,6 +171,40 @@ def _loop_over(ctx: CellContext, node: ast.For) -> Finding | None:
     )
 
 
+TIME_INDEXES = frozenset({"DatetimeIndex", "TimedeltaIndex", "PeriodIndex"})
+
+
+def _resample(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
+    """`df.resample('MS')` without `on=`/`level=`: pandas groups by the index and raises TypeError ("Only
+    valid with DatetimeIndex, TimedeltaIndex or PeriodIndex") for any other index. Judged on the kernel's
+    own object only (the cell may set another index before)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr != "resample" or has_star_args(call):
+        return None
+    if any(k.arg in ("on", "level") for k in call.keywords):
+        return None
+    x = ctx.value_of(func.value, site)
+    if x is None or x.derived or not (x.is_frame or x.is_series):
+        return None
+    index_type = x.raw.get("index_type")
+    if index_type is None and isinstance(func.value, ast.Subscript) and x.is_series:
+        frame = ctx.value_of(func.value.value, site)  # a column keeps its frame's index
+        if frame is not None and frame.is_frame and not frame.derived:
+            index_type = frame.raw.get("index_type")
+    if not isinstance(index_type, str) or index_type in TIME_INDEXES:
+        return None
+    return Finding(
+        rule=RULE,
+        message=(
+            "TypeError: Only valid with DatetimeIndex, TimedeltaIndex or PeriodIndex, but got an instance "
+            f"of {index_type!r}: {x.expr}'s index holds no dates (set_index the date column, or pass on=; "
+            f"line {line_of(call)})."
+        ),
+        evidence=[f"type({x.expr}.index) = {index_type}"],
+        line=line_of(call),
+    )
+
+
 def check(ctx: CellContext) -> Iterator[Finding]:
     for site in ctx.sites:
         if not site.certain or site.caught(("TypeError",)):
@@ -178,7 +212,9 @@ def check(ctx: CellContext) -> Iterator[Finding]:
         node = site.node
         finding: Finding | None = None
         if isinstance(node, ast.Call):
-            finding = _not_callable(ctx, site, node) or _builtin_over(ctx, site, node)
+            finding = (
+                _not_callable(ctx, site, node) or _builtin_over(ctx, site, node) or _resample(ctx, site, node)
+            )
         elif isinstance(node, ast.Subscript):
             finding = _not_subscriptable(ctx, site, node)
         if finding is not None:

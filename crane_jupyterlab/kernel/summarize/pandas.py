@@ -37,6 +37,7 @@ def _sum_frame(df: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
     # pandas and seaborn accept an index level's name where they accept a column's (groupby, x=...)
     levels = list(df.index.names)
     _add(e, "S", "index_names", [None if n is None else _label(n, ctx) for n in levels[:10]])
+    _add(e, "R", "index_type", _short_type(df.index))  # resample/asfreq/.dt-like work needs a time index
     dtypes = df.dtypes
     tally: dict[str, int] = {}
     odd: dict[Any, str] = {}  # columns a model cannot take as numbers: strings, objects, dates, categories
@@ -217,6 +218,7 @@ def _stamp(v: Any) -> str:
 def _sum_series(s: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> None:
     n = len(s)
     _add(e, "S", "shape", [n])
+    _add(e, "R", "index_type", _short_type(s.index))
     if s.name is not None:
         _add(e, "R", "name", _label(s.name, ctx))
     if ctx.over():
