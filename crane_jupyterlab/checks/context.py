@@ -81,6 +81,11 @@ def kwarg(call: ast.Call, name: str) -> ast.expr | None:
     return None
 
 
+def argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
+    """The node passed for a parameter: positionally at `position`, or as the keyword `name`."""
+    return call.args[position] if len(call.args) > position else kwarg(call, name)
+
+
 def has_star_args(call: ast.Call) -> bool:
     return any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
 

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 
 from ...models import Finding
-from ..context import CellContext, const_str, has_star_args, kwarg, line_of
+from ..context import CellContext, argument, const_str, has_star_args, kwarg, line_of
 from ..flow import Site, root_name
 from ..view import ObjInfo
 
@@ -157,7 +157,7 @@ def _drop(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
             return None  # pandas rejects the mix before looking at the columns; not our message
         keys = ctx.labels(kwarg(call, "columns"), site)
     elif axis is not None and isinstance(axis, ast.Constant) and axis.value in (1, "columns"):
-        labels = call.args[0] if call.args else kwarg(call, "labels")
+        labels = argument(call, 0, "labels")
         keys = ctx.labels(labels, site)
     else:
         return None
@@ -213,7 +213,7 @@ def _column_method(ctx: CellContext, site: Site, call: ast.Call) -> Finding | No
         path = ctx.class_path(func, site)
         if path is None or path.split(".")[0] != "pandas":
             return None
-        frame_node = call.args[0] if call.args else kwarg(call, "data")
+        frame_node = argument(call, 0, "data")
         keys_nodes = [node for node in [kwarg(call, "columns")] if node is not None]
     if frame_node is None or not keys_nodes:
         return None
@@ -311,7 +311,7 @@ def _aggregation(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None
         return None
     receiver = func.value
     keys: list[str] = []
-    spec = call.args[0] if call.args else kwarg(call, "func")
+    spec = argument(call, 0, "func")
     if isinstance(spec, ast.Dict):
         for key in spec.keys:
             label = ctx.labels(key, site) if key is not None else None

@@ -21,7 +21,7 @@ import ast
 from collections.abc import Iterator
 
 from ...models import Finding
-from ..context import CellContext, has_star_args, kwarg, line_of
+from ..context import CellContext, argument, has_star_args, kwarg, line_of
 from ..flow import Site
 from ..view import ObjInfo, type_class
 
@@ -101,7 +101,7 @@ def _fit(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     est = _estimator(ctx, func.value, site)
     if est is None or not est.type.startswith("sklearn.") or not is_classifier(est.type, est.steps):
         return None
-    y_node = call.args[1] if len(call.args) > 1 else kwarg(call, "y")
+    y_node = argument(call, 1, "y")
     y = ctx.value_of(y_node, site) if y_node is not None else None
     value = continuous(y)
     if y is not None and value is None and func.attr == "fit":

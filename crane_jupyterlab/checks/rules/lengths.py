@@ -20,7 +20,7 @@ import ast
 from collections.abc import Iterator
 
 from ...models import Finding
-from ..context import CellContext, has_star_args, kwarg, line_of
+from ..context import CellContext, argument, has_star_args, kwarg, line_of
 from ..flow import Site
 from ..view import ObjInfo, type_class
 
@@ -123,8 +123,8 @@ def _fit(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     est = _estimator(ctx, func.value, site)
     if est is None or not est.type.startswith("sklearn.") or not supervised(est.type, est.steps):
         return None
-    x_node = call.args[0] if call.args else kwarg(call, "X")
-    y_node = call.args[1] if len(call.args) > 1 else kwarg(call, "y")
+    x_node = argument(call, 0, "X")
+    y_node = argument(call, 1, "y")
     if x_node is None or y_node is None:
         return None
     pair = _pair(ctx, site, [x_node, y_node])
@@ -150,8 +150,8 @@ def _library_call(ctx: CellContext, site: Site, call: ast.Call) -> Finding | Non
         pair = _pair(ctx, site, list(call.args[:2]))
         return _finding(call, what, pair, "paired samples must have the same length") if pair else None
     if top == "statsmodels" and name in STATSMODELS_MODELS and kwarg(call, "missing") is None:
-        endog = call.args[0] if call.args else kwarg(call, "endog")
-        exog = call.args[1] if len(call.args) > 1 else kwarg(call, "exog")
+        endog = argument(call, 0, "endog")
+        exog = argument(call, 1, "exog")
         if endog is None or exog is None:
             return None
         pair = _pair(ctx, site, [endog, exog])

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 
 from ...models import Finding
 from .. import torch_forward
-from ..context import CellContext, has_star_args, kwarg, line_of
+from ..context import CellContext, argument, has_star_args, line_of
 from ..flow import Site
 from ..view import ObjInfo, type_class, type_root
 
@@ -133,8 +133,8 @@ def _loss_target(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None
     if found is None:
         return None
     kind, name = found
-    x_node = call.args[0] if call.args else kwarg(call, "input")
-    y_node = call.args[1] if len(call.args) > 1 else kwarg(call, "target")
+    x_node = argument(call, 0, "input")
+    y_node = argument(call, 1, "target")
     x, y = _tensor(ctx, site, x_node), _tensor(ctx, site, y_node)
     if x is None or y is None or x.dtype not in FLOATING:
         return None

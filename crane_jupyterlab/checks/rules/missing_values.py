@@ -21,7 +21,7 @@ import ast
 from collections.abc import Iterator
 
 from ...models import Finding
-from ..context import CellContext, has_star_args, kwarg, line_of
+from ..context import CellContext, argument, has_star_args, kwarg, line_of
 from ..flow import Site
 from ..view import ObjInfo, type_class
 
@@ -55,7 +55,7 @@ def _sklearn(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     est = _estimator(ctx, func.value, site)
     if est is None or not est.type.startswith(NAN_REJECTING) or "RANSAC" in est.type:
         return None  # RANSAC passes NaN on to its inner estimator, which may accept it
-    x_node = call.args[0] if call.args else kwarg(call, "X")
+    x_node = argument(call, 0, "X")
     x = ctx.value_of(x_node, site) if x_node is not None else None
     if x is None or x.has_nan is not True or not (x.is_frame or x.is_ndarray or x.is_("pandas", "Series")):
         return None
@@ -93,7 +93,7 @@ def _target(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     est = _estimator(ctx, func.value, site)
     if est is None or not est.type.startswith(SUPERVISED_MODULES) or type_class(est.type) in IGNORES_Y:
         return None
-    y_node = call.args[1] if len(call.args) > 1 else kwarg(call, "y")
+    y_node = argument(call, 1, "y")
     y = ctx.value_of(y_node, site) if y_node is not None else None
     if y is None or not has_nan(y) or not (y.is_ndarray or y.is_series or y.is_frame):
         return None
@@ -173,7 +173,7 @@ def _statsmodels(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None
         return None
     if has_star_args(call) or kwarg(call, "missing") is not None or kwarg(call, "hasconst") is not None:
         return None
-    exog_node = call.args[1] if len(call.args) > 1 else kwarg(call, "exog")
+    exog_node = argument(call, 1, "exog")
     exog = ctx.value_of(exog_node, site) if exog_node is not None else None
     if exog is None or exog.has_nan is not True or not (exog.is_frame or exog.is_ndarray):
         return None

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from ...models import Finding
 from .. import torch_forward
-from ..context import CellContext, has_star_args, kwarg, line_of
+from ..context import CellContext, argument, has_star_args, kwarg, line_of
 from ..flow import Site
 from ..view import ObjInfo, type_class, type_root
 
@@ -85,7 +85,7 @@ def _keras_input(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo) -
         return None
     if type_class(layers[0].type) in KERAS_CONV and layers[0].raw.get("data_format") != "channels_last":
         return None
-    x_node = call.args[0] if call.args else kwarg(call, "x")
+    x_node = argument(call, 0, "x")
     x = ctx.value_of(x_node, site) if x_node is not None else None
     if x is None or x.shape is None or not (x.is_ndarray or type_root(x.type) in ("tensorflow", "torch")):
         return None
@@ -109,7 +109,7 @@ def _keras_input(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo) -
 
 
 def _keras_generator(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo) -> Finding | None:
-    gen_node = call.args[0] if call.args else kwarg(call, "x")
+    gen_node = argument(call, 0, "x")
     gen = ctx.value_of(gen_node, site) if gen_node is not None else None
     if gen is None or gen.num_classes is None or gen.class_mode != "categorical":
         return None
@@ -145,8 +145,8 @@ def _adjust_ranks(target: list[object], output: list[object]) -> tuple[list[obje
 
 def _keras_targets(ctx: CellContext, site: Site, call: ast.Call, model: ObjInfo) -> Finding | None:
     """`model.fit(X, y)`: sample counts that differ, or one-hot targets shaped unlike the output."""
-    x_node = call.args[0] if call.args else kwarg(call, "x")
-    y_node = call.args[1] if len(call.args) > 1 else kwarg(call, "y")
+    x_node = argument(call, 0, "x")
+    y_node = argument(call, 1, "y")
     x = ctx.value_of(x_node, site) if x_node is not None else None
     y = ctx.value_of(y_node, site) if y_node is not None else None
     if y is None or y.shape is None or not (y.is_ndarray or y.is_("pandas", "Series", "DataFrame")):

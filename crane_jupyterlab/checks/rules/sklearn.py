@@ -17,7 +17,7 @@ import ast
 from collections.abc import Iterator
 
 from ...models import Finding
-from ..context import CellContext, has_star_args, kwarg, line_of
+from ..context import CellContext, argument, has_star_args, line_of
 from ..flow import Site
 from ..view import ObjInfo, type_class
 
@@ -48,7 +48,7 @@ NOT_FITTED_BASES = ("ValueError", "AttributeError")
 def _x_arg(call: ast.Call) -> ast.expr | None:
     if has_star_args(call):
         return None
-    return call.args[0] if call.args else kwarg(call, "X")
+    return argument(call, 0, "X")
 
 
 def _unfitted(est: ObjInfo, method: str, call: ast.Call, site: Site) -> Finding | None:

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...models import Finding
-from ..context import CellContext, has_star_args, kwarg, line_of
+from ..context import CellContext, argument, has_star_args, kwarg, line_of
 from ..flow import Site
 from ..view import ObjInfo, type_class
 from .conversion import unparsable
@@ -112,7 +112,7 @@ def _sklearn(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     path = _estimator_path(ctx, func.value, site)
     if path is None or not path.startswith("sklearn.") or not _numeric_estimator(path):
         return None
-    x_node = call.args[0] if call.args else kwarg(call, "X")
+    x_node = argument(call, 0, "X")
     x = ctx.value_of(x_node, site) if x_node is not None else None
     if x is None:
         return None
@@ -155,7 +155,7 @@ def _statsmodels(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None
         or path.rsplit(".", 1)[-1] not in STATSMODELS_MODELS
     ):
         return None
-    exog_node = call.args[1] if len(call.args) > 1 else kwarg(call, "exog")
+    exog_node = argument(call, 1, "exog")
     exog = ctx.value_of(exog_node, site) if exog_node is not None else None
     if exog is None or not exog.is_frame:
         return None

@@ -16,7 +16,7 @@ import ast
 from collections.abc import Iterator
 
 from ...models import Finding
-from ..context import CellContext, has_star_args, kwarg, line_of
+from ..context import CellContext, argument, has_star_args, kwarg, line_of
 from ..flow import Site
 
 RULE = "bad-value"
@@ -168,7 +168,7 @@ def _size_parameter(ctx: CellContext, site: Site, call: ast.Call) -> Finding | N
     if when == "fit":
         if func.attr not in ("fit", "fit_transform", "fit_predict") or fit_call is not None:
             return None
-        x = ctx.value_of(call.args[0] if call.args else kwarg(call, "X"), site)
+        x = ctx.value_of(argument(call, 0, "X"), site)
     else:
         if func.attr not in ("predict", "predict_proba", "kneighbors", "score") or fit_call is None:
             return None
@@ -238,7 +238,7 @@ def _seasonal_decompose(ctx: CellContext, site: Site, call: ast.Call) -> Finding
     x = ctx.value_of(call.args[0], site)
     if x is None or not (x.is_series or x.is_ndarray) or (x.shape is not None and len(x.shape) != 1):
         return None
-    model_node = call.args[1] if len(call.args) > 1 else kwarg(call, "model")
+    model_node = argument(call, 1, "model")
     model = ctx.scalar(model_node, site) if model_node is not None else "additive"
     if (x.nan or 0) > 0 or x.has_nan is True:
         detail, why = f"{x.expr} has missing values", "This function does not handle missing values"
