@@ -123,6 +123,13 @@ class ObjInfo:
     def is_tensor(self) -> bool:
         return self.is_("torch", "Tensor")
 
+    def shown_values(self) -> list[Any]:
+        """Values the probe saw in it (examples, counted values, non-numeric examples), each once: actual
+        values, so their presence proves something; a sample, so their absence proves nothing."""
+        counted = [v for v, _ in self.counts or []]
+        shown = [*(self.examples or []), *counted, *(self.non_numeric_examples or [])]
+        return list(dict.fromkeys(v for v in shown if isinstance(v, (str, int, float, bool))))
+
     def rows(self) -> int | None:
         """Length of the first axis, when known."""
         if self.shape:
@@ -152,6 +159,19 @@ class RuntimeView:
 
     def get(self, expr: str) -> ObjInfo | None:
         return self.objects.get(expr)
+
+    def version(self, library: str) -> str:
+        """The version of a library the kernel has imported ("" when unknown)."""
+        found = [m.version for m in self.modules.values() if m.module == library and m.version]
+        return str(found[0]) if found else ""
+
+    def at_least(self, library: str, *minimum: int) -> bool:
+        """The kernel's `library` is known and at least `minimum` (major, minor, ...)."""
+        try:
+            parts = tuple(int(p) for p in self.version(library).split(".")[: len(minimum)])
+        except ValueError:
+            return False
+        return len(parts) == len(minimum) and parts >= minimum
 
     def is_library(self, name: str) -> bool:
         """True when `name` certainly holds a module, builtin value or library object."""

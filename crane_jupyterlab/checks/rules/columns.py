@@ -271,7 +271,7 @@ def _tuple_selection(ctx: CellContext, site: Site, node: ast.Subscript, grouped:
     if not isinstance(grouped.func, ast.Attribute) or ctx.labels(node.slice, site) is None:
         return None
     frame = ctx.value_of(grouped.func.value, site)
-    if frame is None or not frame.is_frame or _major(ctx, "pandas") < 2:
+    if frame is None or not frame.is_frame or not ctx.view.at_least("pandas", 2):
         return None
     return Finding(
         rule="bad-value",
@@ -279,22 +279,9 @@ def _tuple_selection(ctx: CellContext, site: Site, node: ast.Subscript, grouped:
             "ValueError: Cannot subset columns with a tuple with more than one element: "
             f"select a list instead, [{ctx.labels(node.slice, site)}] (pandas >= 2; line {line_of(node)})."
         ),
-        evidence=[f"{frame.expr} is a DataFrame", f"pandas {_version(ctx, 'pandas')}"],
+        evidence=[f"{frame.expr} is a DataFrame", f"pandas {ctx.view.version('pandas')}"],
         line=line_of(node),
     )
-
-
-def _version(ctx: CellContext, library: str) -> str:
-    versions = [m.version for m in ctx.view.modules.values() if m.module == library and m.version]
-    return str(versions[0]) if versions else ""
-
-
-def _major(ctx: CellContext, library: str) -> int:
-    """The major version of a library the kernel has imported (-1 when unknown)."""
-    try:
-        return int(_version(ctx, library).split(".")[0])
-    except ValueError:
-        return -1
 
 
 # agg/aggregate/apply with a dict {column: func}, and named aggregation `name=('column', func)`:
@@ -401,16 +388,6 @@ SEABORN_PLOTS = frozenset(
 SEABORN_FACETS = frozenset({"relplot", "displot", "catplot"})
 
 
-def _seaborn_data_positional(ctx: CellContext, alias: str | None) -> bool:
-    """Since seaborn 0.12, `data` is the only positional parameter of the plotting functions."""
-    module = ctx.view.modules.get(alias or "")
-    parts = (module.version or "").split(".") if module is not None else []
-    try:
-        return (int(parts[0]), int(parts[1])) >= (0, 12)
-    except (IndexError, ValueError):
-        return False
-
-
 def _seaborn(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     """`sns.histplot(data=train, x='Age')` where train has no column (nor index level) 'Age'."""
     func = call.func
@@ -420,7 +397,9 @@ def _seaborn(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
     if path is None or path.split(".")[0] != "seaborn" or site.caught(("ValueError",)):
         return None
     data = kwarg(call, "data")
-    if data is None and call.args and _seaborn_data_positional(ctx, root_name(func)):
+    # since seaborn 0.12, `data` is the only positional parameter of the plotting functions
+    positional = root_name(func) in ctx.view.modules and ctx.view.at_least("seaborn", 0, 12)
+    if data is None and call.args and positional:
         data = call.args[0]
     frame = ctx.value_of(data, site) if data is not None else None
     if frame is None or not frame.is_frame or frame.index_names is None:

@@ -156,13 +156,8 @@ _PLAIN_FORMAT = re.compile(r"(?:[^%]|%[YmdHMSyj%])+")
 
 
 def _unparsed_dates(series: ObjInfo, fmt: str) -> list[str]:
-    shown = [
-        *(series.examples or []),
-        *(v for v, _ in series.counts or []),
-        *(series.non_numeric_examples or []),
-    ]
     bad = []
-    for value in dict.fromkeys(v for v in shown if isinstance(v, str)):
+    for value in (v for v in series.shown_values() if isinstance(v, str)):
         if value.strip().lower() in NA_STRINGS:
             continue
         try:

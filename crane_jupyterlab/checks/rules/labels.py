@@ -162,8 +162,7 @@ def _unseen_labels(ctx: CellContext, site: Site, call: ast.Call) -> Finding | No
     y = ctx.value_of(call.args[0], site)
     if y is None or not (y.is_series or y.is_ndarray) or y.dtype not in ("object", "str", "string", None):
         return None  # (None: the array of a text column, whose numpy dtype is not shown)
-    shown = [*(y.examples or []), *(v for v, _ in y.counts or []), *(y.non_numeric_examples or [])]
-    unseen = [v for v in dict.fromkeys(shown) if isinstance(v, str) and len(v) < 60 and v not in classes]
+    unseen = [v for v in y.shown_values() if isinstance(v, str) and len(v) < 60 and v not in classes]
     if not unseen:
         return None
     return Finding(

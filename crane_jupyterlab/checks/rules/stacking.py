@@ -178,17 +178,6 @@ def _stacking(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
 # ----- ragged lists --------------------------------------------------------------------------------------
 
 
-def _numpy_version_ok(ctx: CellContext) -> bool:
-    for module in ctx.view.modules.values():
-        if module.module == "numpy" and module.version:
-            parts = module.version.split(".")
-            try:
-                return (int(parts[0]), int(parts[1])) >= (1, 24)
-            except (ValueError, IndexError):
-                return False
-    return False
-
-
 def _numeric_dtype(ctx: CellContext, site: Site, node: ast.expr | None) -> bool:
     if node is None:
         return True
@@ -257,7 +246,7 @@ def _ragged(ctx: CellContext, site: Site, call: ast.Call) -> Finding | None:
         return None
     if not _numeric_dtype(ctx, site, kwarg(call, "dtype")):
         return None
-    if lib[0] == "numpy" and not _numpy_version_ok(ctx):
+    if lib[0] == "numpy" and not ctx.view.at_least("numpy", 1, 24):
         return None
     rows = _row_lengths(ctx, call.args[0], site)
     if rows is None or (lib[0] == "torch" and not all(isinstance(r, int) for _, r in rows)):

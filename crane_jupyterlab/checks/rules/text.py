@@ -245,7 +245,7 @@ def _series_reduction(ctx: CellContext, site: Site, call: ast.Call) -> Finding |
     if call.args or any(k.arg not in ("skipna", "numeric_only") for k in call.keywords):
         return None
     series = ctx.value_of(func.value, site)
-    if series is None or not series.is_series or not series.dtype or not _pandas_2(ctx):
+    if series is None or not series.is_series or not series.dtype or not ctx.view.at_least("pandas", 2):
         return None
     dtype = series.dtype
     if dtype in STRING_DTYPES or dtype.startswith("string["):
@@ -278,15 +278,6 @@ def _words(series: ObjInfo) -> list[str]:
             except ValueError:
                 out.append(value)
     return out
-
-
-def _pandas_2(ctx: CellContext) -> bool:
-    """pandas >= 2 (the reductions' numeric_only default and text handling changed there)."""
-    versions = [m.version for m in ctx.view.modules.values() if m.module == "pandas" and m.version]
-    try:
-        return bool(versions) and int(str(versions[0]).split(".")[0]) >= 2
-    except ValueError:
-        return False
 
 
 def _is_groupby(node: ast.expr) -> bool:
