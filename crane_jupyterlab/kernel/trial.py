@@ -38,7 +38,7 @@ import threading
 import time
 from typing import Any
 
-from . import child, sandbox
+from . import child, overlay, sandbox
 from .child import ms, private_kb, unavailable
 from .supervisor import Supervisor
 
@@ -47,6 +47,9 @@ DEFAULTS: dict[str, Any] = {
     "memory_mb": 2048,  # the child's memory beyond what it shares with the kernel
     "hooks_only": False,  # run with audit hooks alone where the OS offers no sandbox (an admin's choice)
     "nice": 5,  # below the kernel: it gets 3x the CPU of the trial where they share a core
+    # Writes beneath the working, home and temporary directories land in a private copy-on-write copy
+    # (overlay.py) instead of being refused; off here, so a caller that does not ask keeps refusals.
+    "private_writes": False,
 }
 # Seconds the child may take to enter the sandbox before the cell's budget starts.
 SETUP_ALLOWANCE_S = 3.0
@@ -224,6 +227,8 @@ class _Trial:
         self.memory = -1  # /proc/<child>/mem, opened while the child still has the kernel's credentials
         self.timeout_hint = ""
         self.tensorflow = "tensorflow" in sys.modules
+        self.layer = -1  # the child's private copy-on-write layer (a tmpfs), sent by the child
+        self.layer_peak = 0  # bytes it held at most
 
     def fork(self, source: str, ns: dict[str, Any], shell: Any) -> None:
         import socket
@@ -300,7 +305,10 @@ class _Trial:
                     next_check = now + MEMORY_CHECK_S
                     private = private_kb(self.pid)
                     peak_kb = max(peak_kb, private)
-                    if private > int(self.opts["memory_mb"]) * 1024:
+                    # Files the cell wrote to its private copy live in memory too: they count.
+                    layer = overlay.used_bytes(self.layer) if self.layer >= 0 else 0
+                    self.layer_peak = max(self.layer_peak, layer)
+                    if private + layer // 1024 > int(self.opts["memory_mb"]) * 1024:
                         self.stopped = "memory"
                         _kill(self.pid)
                     elif self.ready and stuck.deadlocked(now):
@@ -333,8 +341,9 @@ class _Trial:
             _reap(self.pid, time.monotonic() + 5.0)
             self.outcome = unavailable(f"the trial's supervisor failed: {type(exc).__name__}: {exc}")
         finally:
-            for fd in (self.reader, self.memory):
+            for fd in (self.reader, self.memory, self.layer):
                 _close(fd)
+            self.layer = -1
             with contextlib.suppress(OSError):
                 self.control.close()
             if self.supervisor is not None:
@@ -349,7 +358,7 @@ class _Trial:
 
         poller.unregister(self.control.fileno())
         try:
-            message, fds, _, _ = socket.recv_fds(self.control, 4096, 1)
+            message, fds, _, _ = socket.recv_fds(self.control, 4096, 2)
             grant = json.loads(message)
         except (OSError, ValueError):
             for fd in locals().get("fds", []):
@@ -357,10 +366,15 @@ class _Trial:
             return -1
         if not fds:
             return -1
+        if len(fds) > 1:
+            self.layer = fds[1]
         # The child says whether Landlock guards its writable directories; the supervisor lets writes
         # there through only then.
         writable = [w for w in grant.get("writable", []) if isinstance(w, str)]
-        self.supervisor = Supervisor(fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory)
+        layers = [w for w in grant.get("layers", []) if isinstance(w, str)]
+        self.supervisor = Supervisor(
+            fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory, layers=layers
+        )
         self.memory = -1
         poller.register(fds[0], select.POLLIN)
         return fds[0]
@@ -385,9 +399,11 @@ class _Trial:
                 + self.timeout_hint,
             }
         elif self.stopped == "memory":
+            cap = self.opts["memory_mb"]
+            files = f", {overlay.size(self.layer_peak)} of it files written" if self.layer_peak else ""
             outcome = {
                 "status": "out_of_memory",
-                "reason": f"the cell needed more than the trial's {self.opts['memory_mb']} MB of memory",
+                "reason": f"the cell needed more than the trial's {cap} MB of memory{files}",
             }
         elif self.stopped == "deadlock":
             tf = " (TensorFlow's thread pools do not)" if self.tensorflow else ""
@@ -402,6 +418,7 @@ class _Trial:
             refused = outcome.pop("refused", False)
         else:
             outcome = _died(status, ready)
+        written = self._written(outcome)
         # A refused side effect means the cell did not run as it will: neither its crash nor its end
         # was observed, whatever the child saw next.
         if refusals and outcome["status"] in ("crashed", "finished"):
@@ -416,9 +433,19 @@ class _Trial:
             note = f"the sandbox refused to {_list(refusals)}"
             outcome["reason"] = f"{outcome['reason']}; {note}" if outcome.get("reason") else note
         outcome["sandbox"] = sandbox_name
+        if written:
+            outcome["writes"] = written
         if peak_kb and "extra_memory_mb" not in outcome:
             outcome["extra_memory_mb"] = round(peak_kb / 1024, 1)
         return outcome
+
+    def _written(self, outcome: dict[str, Any]) -> str | None:
+        """What the cell wrote to its private copy, in words (see overlay.settle)."""
+        if self.layer < 0:
+            return None
+        self.layer_peak = max(self.layer_peak, overlay.used_bytes(self.layer))
+        layers = self.supervisor.layers if self.supervisor is not None else []
+        return overlay.settle(outcome, self.layer, layers, int(self.opts["memory_mb"]), self.layer_peak)
 
 
 def _sweep_scratch() -> None:

@@ -1,0 +1,243 @@
+"""Private copy-on-write layers for a trial's file writes (Linux: user + mount namespaces, overlayfs).
+
+In the forked child, right after `sandbox.enter_namespaces`, the kernel's working directory, the user's
+home and the temporary directory are each covered by an overlay mount whose upper layer lives on a tmpfs
+mounted in the child's own mount namespace (over its scratch directory) and sized to the trial's memory
+cap. Every write there (create, truncate, append, rename, delete, mkdir, chmod) lands in that tmpfs; reads
+see the cell's own writes; the real files never change, and nobody outside the child can see the layer
+(the mounts are private to its namespace). The tmpfs is freed when the child's namespace and the kernel's
+last descriptor of it are gone. Landlock then allows writes beneath those directories only, which are the
+overlays: elsewhere writes stay refused (*blocked*).
+
+Needs Linux >= 6.6 (overlayfs in a user namespace since 5.11, keeping its marks in user xattrs, which
+tmpfs holds since 6.6); where namespaces are refused (Ubuntu 24.04's AppArmor default, Docker's default
+seccomp profile) or the kernel is older, nothing is mounted and writes stay refused. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from typing import Any
+
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC = 2, 4, 4096, 1 << 14
+
+
+def layer_dirs(candidates: list[str]) -> list[str]:
+    """The directories to cover: existing ones, resolved, none the root (an overlay hides the mounts
+    beneath its lower directory: /proc, /dev) and none beneath another (its overlay covers it)."""
+    found: list[str] = []
+    for path in candidates:
+        if not path:
+            continue
+        real = os.path.realpath(path)
+        if real != "/" and os.path.isdir(real) and real not in found:
+            found.append(real)
+    return [d for d in found if not any(o != d and d.startswith(o.rstrip("/") + "/") for o in found)]
+
+
+def _submounts(dirs: list[str]) -> list[str]:
+    """Mount points strictly beneath `dirs`, outermost only (a recursive bind brings the rest)."""
+    points: list[str] = []
+    try:
+        with open("/proc/self/mountinfo", "rb") as fh:
+            for line in fh.read().decode("utf-8", "replace").splitlines():
+                parts = line.split()
+                if len(parts) > 4:
+                    # mountinfo escapes space, tab, newline and backslash as octal.
+                    point = parts[4].encode().decode("unicode_escape")
+                    if any(point.startswith(d.rstrip("/") + "/") for d in dirs):
+                        points.append(point)
+    except OSError:
+        return []
+    points = sorted(set(points))
+    return [p for p in points if not any(o != p and p.startswith(o.rstrip("/") + "/") for o in points)]
+
+
+def mount_layers(candidates: list[str], scratch: str, size_mb: int) -> tuple[list[str], int]:
+    """Cover `candidates` (see `layer_dirs`) with overlays whose upper layers are on a `size_mb` MB tmpfs
+    mounted over `scratch`. Returns (the covered directories, a descriptor of the tmpfs's root, which the
+    kernel keeps to measure and list what was written). Raises OSError where a mount is refused; then
+    nothing the cell sees has changed but possibly some directories already covered, which is harmless:
+    the caller offers none of them as writable."""
+    from .sandbox import libc
+
+    c = libc()
+    mount = c.lib.mount
+    mount.argtypes = [c.ctypes.c_char_p] * 3 + [c.ctypes.c_ulong, c.ctypes.c_char_p]
+
+    def do(source: str | None, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+        enc = [None if s is None else os.fsencode(s) for s in (source, target, fstype, data)]
+        if mount(enc[0], enc[1], enc[2], flags, enc[3]) != 0:
+            code = c.ctypes.get_errno()
+            raise OSError(code, f"mount {fstype or 'bind'} on {target}: {os.strerror(code)}")
+
+    dirs = layer_dirs(candidates)
+    cwd = os.getcwd()
+    opened: list[int] = []
+    try:
+        # Paths given as /proc/self/fd/N: no escaping of ',' or ':' in overlay's options, and the
+        # mounts beneath a covered directory stay reachable after it is covered.
+        lowers = [os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) for d in dirs]
+        opened += lowers
+        inner = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in _submounts(dirs)]
+        opened += [fd for _, fd in inner]
+        do("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"size={int(size_mb)}m,mode=0700")
+        root = os.open(scratch, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        opened.append(root)
+        # Overlayfs in a user namespace keeps what it needs to remove or rename a directory of the real
+        # files (opaque and redirect marks) in user.* xattrs ("userxattr"); tmpfs holds them since Linux
+        # 6.6. Without them such a removal would fail with EIO, a crash the real run never has: no copy.
+        try:
+            os.setxattr(f"/proc/self/fd/{root}", "user.crane-trial", b"1")
+        except OSError as exc:
+            raise OSError(exc.errno, "tmpfs holds no user xattrs here (Linux < 6.6)") from exc
+        for index, (directory, lower) in enumerate(zip(dirs, lowers)):
+            upper, work = f"/proc/self/fd/{root}/u{index}", f"/proc/self/fd/{root}/w{index}"
+            os.mkdir(upper, 0o700)
+            os.mkdir(work, 0o700)
+            # The merged root shows its upper directory's mode: keep the real one (/tmp's sticky bit).
+            with contextlib.suppress(OSError):
+                os.chmod(upper, stat.S_IMODE(os.stat(directory).st_mode))
+            do("overlay", directory, "overlay", MS_NOSUID | MS_NODEV,
+               f"lowerdir=/proc/self/fd/{lower},upperdir={upper},workdir={work},userxattr")  # fmt: skip
+        # An overlay shows its lower directory without the mounts beneath it: bind them back (writes
+        # there stay refused, as they are not beneath a covered directory's own file system).
+        for point, fd in inner:
+            with contextlib.suppress(OSError):
+                do(f"/proc/self/fd/{fd}", point, None, MS_BIND | MS_REC, None)
+        with contextlib.suppress(OSError):
+            os.chdir(cwd)  # the old working directory is the one beneath the overlay
+        opened.remove(root)
+        return dirs, root
+    finally:
+        for fd in opened:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def enter(scratch: str, size_mb: int) -> tuple[list[str], int, str | None]:
+    """In the child, after `sandbox.enter_namespaces` and before Landlock: cover the working directory,
+    the home directory and the temporary directory (the scratch directory's parent). Returns (the
+    covered directories, the tmpfs's descriptor or -1, why none could be covered). Only where Landlock
+    exists, which keeps every other write refused; without it the supervisor refuses all writes anyway."""
+    from .sandbox import landlock_abi
+
+    if not landlock_abi():
+        return [], -1, "no Landlock to confine writes to the private copies"
+    try:
+        candidates = [os.getcwd(), os.path.expanduser("~"), os.path.dirname(scratch)]
+        dirs, root = mount_layers(candidates, scratch, size_mb)
+    except OSError as exc:
+        return [], -1, str(exc)
+    return dirs, root, None
+
+
+# -- the kernel's side: what the layer holds --------------------------------------------------------
+
+
+# A private copy with less room left than this is full: the cell's write that failed was the cap's doing.
+FULL_BYTES = 1 << 20
+
+
+def free_bytes(root: int) -> int:
+    try:
+        st = os.fstatvfs(root)
+    except OSError:
+        return 1 << 62
+    return int(st.f_bavail * st.f_frsize)
+
+
+def used_bytes(root: int) -> int:
+    """Bytes the tmpfs holds (its blocks in use)."""
+    try:
+        st = os.fstatvfs(root)
+    except OSError:
+        return 0
+    return int((st.f_blocks - st.f_bfree) * st.f_frsize)
+
+
+def settle(outcome: dict[str, Any], root: int, layers: list[str], cap_mb: int, peak: int) -> str | None:
+    """What the cell wrote to its private copy, in words, once the child is gone; and a crash that is
+    the copy's doing, not the cell's, made what it is: a full copy (no space left: the real disk would
+    have taken the write) is the cap's outcome; a rename of a directory of the real files, which
+    overlayfs in a user namespace answers with EXDEV (it may not mark redirects), is blocked."""
+    text = f"{outcome.get('exception')}: {outcome.get('message')}".lower()
+    if outcome.get("status") == "crashed":
+        if free_bytes(root) < FULL_BYTES or "no space left on device" in text or "errno 28" in text:
+            outcome.clear()
+            outcome.update(
+                status="out_of_memory",
+                reason=f"the cell wrote more than the trial's {cap_mb} MB cap allows to its private copy "
+                f"of the files ({size(peak)} written; the real disk was never touched)",
+            )
+        elif "invalid cross-device link" in text or "errno 18" in text:
+            outcome.clear()
+            outcome.update(
+                status="blocked",
+                reason="the cell renamed a directory of the real files, which the trial's private copy "
+                "cannot do (overlayfs in a user namespace answers EXDEV), so the trial stopped there",
+            )
+    return describe(summary(root, layers))
+
+
+def summary(root: int, layers: list[str] | None = None) -> dict[str, Any]:
+    """What the upper layers hold: regular files written (count, bytes), directories made (new, or
+    emptied and made again: opaque) and deletions (whiteouts, which a rename leaves too). Upper layer
+    u<i> covers layers[i]."""
+    files = total = deleted = dirs = 0
+    top = f"/proc/self/fd/{root}"
+    try:
+        uppers = [n for n in os.listdir(top) if n[:1] == "u" and n[1:].isdigit()]
+    except OSError:
+        uppers = []
+    for name in uppers:
+        index = int(name[1:])
+        real = layers[index] if layers and index < len(layers) else None
+        upper = os.path.join(top, name)
+        for base, subdirs, names in os.walk(upper):
+            for entry in subdirs:
+                path = os.path.join(base, entry)
+                if real is None:
+                    continue
+                try:
+                    opaque = os.getxattr(path, "user.overlay.opaque", follow_symlinks=False) == b"y"
+                except OSError:
+                    opaque = False
+                if opaque or not os.path.lexists(os.path.join(real, os.path.relpath(path, upper))):
+                    dirs += 1
+            for entry in names:
+                try:
+                    st = os.lstat(os.path.join(base, entry))
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    files += 1
+                    total += st.st_size
+                elif stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
+                    deleted += 1
+    return {"files": files, "bytes": total, "dirs": dirs, "deleted": deleted}
+
+
+def describe(found: dict[str, Any]) -> str | None:
+    """'wrote 2 files (1.2 MB) in a private copy, discarded: ...' (None: nothing written)."""
+    files, dirs, deleted = (int(found.get(k, 0)) for k in ("files", "dirs", "deleted"))
+    parts = []
+    if files:
+        parts.append(f"wrote {files} file{'s' if files != 1 else ''} ({size(int(found.get('bytes', 0)))})")
+    if dirs:
+        parts.append(f"made {dirs} director{'ies' if dirs != 1 else 'y'}")
+    if deleted:
+        parts.append(f"removed or renamed {deleted}")
+    if not parts:
+        return None
+    listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+    return f"{listed} in a private copy, discarded: the real files did not change"
+
+
+def size(n: int) -> str:
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
