@@ -117,8 +117,7 @@ def _prepare(
         steps[name] = ms(time.perf_counter() - t0)
 
     layers: dict[str, Any] = {}
-    cow: list[str] = []  # the directories covered by private copy-on-write layers
-    cow_fd = -1  # their tmpfs
+    cow: dict[str, Any] = overlay.NONE  # private copy-on-write layers for the cell's writes
     table = sandbox.arch()
     if table is not None:
         # First: a new user namespace needs a single-threaded process, and the libraries below may
@@ -127,7 +126,7 @@ def _prepare(
             layers["private_shm"] = sandbox.enter_namespaces(shm_mb=max(16, int(opts["memory_mb"]) // 4))
             layers["netns"] = True
             if opts["private_writes"]:  # mounted while we still may (overlay.py)
-                cow, cow_fd, layers["cow_error"] = overlay.enter(scratch, int(opts["memory_mb"]))
+                cow = overlay.enter(scratch, int(opts["memory_mb"]))
         except OSError as exc:  # not allowed here (Docker, Ubuntu's AppArmor): the other layers hold
             layers["netns"] = False
             layers["netns_error"] = exc.strerror or str(exc)
@@ -148,31 +147,30 @@ def _prepare(
         try:
             layers["landlock_abi"] = sandbox.landlock_abi()
             sandbox.drop_privileges(table[1])
-            writable = [scratch] + ([sandbox.SHM] if layers.get("private_shm") else []) + cow
+            writable = [scratch] + ([sandbox.SHM] if layers.get("private_shm") else []) + cow["dirs"]
             if layers["landlock_abi"]:
                 sandbox.restrict_files(layers["landlock_abi"], writable)
             listener = sandbox.install_filter(table[1], table[0])
             import socket
 
             # What the supervisor may let through: writes Landlock guards, in these directories.
-            grant = {"landlock": bool(layers["landlock_abi"]), "writable": writable, "layers": cow}
-            # The kernel keeps the layers' tmpfs (cow_fd) to measure and list what was written.
-            socket.send_fds(
-                control, [json.dumps(grant).encode()], [listener, cow_fd][: 2 if cow_fd >= 0 else 1]
-            )
+            grant = {"landlock": bool(layers["landlock_abi"]), "writable": writable, **overlay.grant(cow)}
+            # The kernel keeps the layers' tmpfs to measure and list what was written.
+            socket.send_fds(control, [json.dumps(grant).encode()], [listener, *overlay.fds(cow)])
             os.close(listener)
             os_layer = True
         except OSError as exc:
             failure = f"the kernel refused the sandbox ({exc.strerror or exc})"
     control.close()
-    if cow_fd >= 0:
-        os.close(cow_fd)
+    for fd in overlay.fds(cow):
+        os.close(fd)
     if not os_layer and not opts["hooks_only"]:
         raise _NoSandbox(
             f"no OS sandbox: {failure}; an administrator may allow hooks-only trials "
             "(c.CraneExtension.trial_hooks_only = True)"
         )
-    guard = Guard(scratch, os_layer, ((sandbox.SHM,) if layers.get("private_shm") else ()) + tuple(cow))
+    private = ((sandbox.SHM,) if layers.get("private_shm") else ()) + tuple(cow["dirs"])
+    guard = Guard(scratch, os_layer, private)
     sys.addaudithook(guard)
     _refuse_input(guard)
     guard.active = True
@@ -181,7 +179,7 @@ def _prepare(
         "sandbox": sandbox.sandbox_name(layers) + "+hooks" if os_layer else "audit hooks only",
         "landlock": bool(layers.get("landlock_abi")),
         "netns_error": layers.get("netns_error"),
-        "layers": cow or layers.get("cow_error"),  # where writes land in a private copy, or why none
+        "layers": cow["dirs"] or cow.get("error"),  # where writes land in a private copy, or why none
         "downgraded": downgraded,
         "protected_mappings": protected,
         "setup_ms": ms(time.perf_counter() - t0),

@@ -21,68 +21,67 @@ import os
 import stat
 from typing import Any
 
-MS_NOSUID, MS_NODEV, MS_BIND, MS_REC = 2, 4, 4096, 1 << 14
+MS_NOSUID, MS_NODEV = 2, 4
 
 
-def layer_dirs(candidates: list[str]) -> list[str]:
-    """The directories to cover: existing ones, resolved, none the root (an overlay hides the mounts
-    beneath its lower directory: /proc, /dev) and none beneath another (its overlay covers it)."""
-    found: list[str] = []
-    for path in candidates:
-        if not path:
-            continue
-        real = os.path.realpath(path)
-        if real != "/" and os.path.isdir(real) and real not in found:
-            found.append(real)
-    return [d for d in found if not any(o != d and d.startswith(o.rstrip("/") + "/") for o in found)]
+def _beneath(path: str, directory: str) -> bool:
+    return path.startswith(directory.rstrip("/") + "/")
 
 
-def _submounts(dirs: list[str]) -> list[str]:
-    """Mount points strictly beneath `dirs`, outermost only (a recursive bind brings the rest)."""
+def mount_points() -> list[str]:
+    """This mount namespace's mount points."""
     points: list[str] = []
     try:
         with open("/proc/self/mountinfo", "rb") as fh:
-            for line in fh.read().decode("utf-8", "replace").splitlines():
+            for line in fh.read().split(b"\n"):
                 parts = line.split()
-                if len(parts) > 4:
-                    # mountinfo escapes space, tab, newline and backslash as octal.
-                    point = parts[4].encode().decode("unicode_escape")
-                    if any(point.startswith(d.rstrip("/") + "/") for d in dirs):
-                        points.append(point)
+                if len(parts) > 4:  # mountinfo escapes space, tab, newline and backslash as octal
+                    points.append(os.fsdecode(parts[4]).encode("latin-1", "replace").decode("unicode_escape"))
     except OSError:
-        return []
-    points = sorted(set(points))
-    return [p for p in points if not any(o != p and p.startswith(o.rstrip("/") + "/") for o in points)]
+        pass
+    return points
 
 
-def mount_layers(candidates: list[str], scratch: str, size_mb: int) -> tuple[list[str], int]:
+def layer_dirs(candidates: list[str], points: list[str]) -> list[str]:
+    """The directories to cover: existing ones, resolved, and none the root, none beneath another (its
+    overlay covers it) and none with a mount beneath it. A new user namespace may not uncover what its
+    parent's mounts hide, so overlayfs refuses such a lower directory (and it would show those mounts'
+    mount points, not their files); a candidate beneath it (the working directory beneath a home that
+    has a mount in it) is covered instead."""
+    found: list[str] = []
+    for path in candidates:
+        real = os.path.realpath(path) if path else "/"
+        mounted = any(_beneath(p, real) for p in points)
+        if real != "/" and os.path.isdir(real) and real not in found and not mounted:
+            found.append(real)
+    return [d for d in found if not any(o != d and _beneath(d, o) for o in found)]
+
+
+def mount_layers(candidates: list[str], scratch: str, size_mb: int) -> dict[str, Any]:
     """Cover `candidates` (see `layer_dirs`) with overlays whose upper layers are on a `size_mb` MB tmpfs
-    mounted over `scratch`. Returns (the covered directories, a descriptor of the tmpfs's root, which the
-    kernel keeps to measure and list what was written). Raises OSError where a mount is refused; then
-    nothing the cell sees has changed but possibly some directories already covered, which is harmless:
-    the caller offers none of them as writable."""
+    mounted over `scratch`. Returns {"dirs": the covered directories, "fd": a descriptor of the tmpfs's
+    root, which the kernel keeps to measure and list what was written}. Raises OSError where a mount is
+    refused; then nothing the cell sees has changed but possibly some directories already covered,
+    which is harmless: the caller offers none of them as writable."""
     from .sandbox import libc
 
     c = libc()
     mount = c.lib.mount
     mount.argtypes = [c.ctypes.c_char_p] * 3 + [c.ctypes.c_ulong, c.ctypes.c_char_p]
 
-    def do(source: str | None, target: str, fstype: str | None, flags: int, data: str | None) -> None:
-        enc = [None if s is None else os.fsencode(s) for s in (source, target, fstype, data)]
-        if mount(enc[0], enc[1], enc[2], flags, enc[3]) != 0:
+    def do(source: str, target: str, fstype: str, flags: int, data: str) -> None:
+        if mount(*(os.fsencode(s) for s in (source, target, fstype)), flags, os.fsencode(data)) != 0:
             code = c.ctypes.get_errno()
-            raise OSError(code, f"mount {fstype or 'bind'} on {target}: {os.strerror(code)}")
+            raise OSError(code, f"mount {fstype} on {target}: {os.strerror(code)}")
 
-    dirs = layer_dirs(candidates)
+    dirs = layer_dirs(candidates, mount_points())
     cwd = os.getcwd()
     opened: list[int] = []
     try:
-        # Paths given as /proc/self/fd/N: no escaping of ',' or ':' in overlay's options, and the
-        # mounts beneath a covered directory stay reachable after it is covered.
+        # Paths given as /proc/self/fd/N: no escaping of ',' or ':' in overlay's options, and the tmpfs
+        # stays reachable once the temporary directory above it is covered.
         lowers = [os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) for d in dirs]
         opened += lowers
-        inner = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in _submounts(dirs)]
-        opened += [fd for _, fd in inner]
         do("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"size={int(size_mb)}m,mode=0700")
         root = os.open(scratch, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         opened.append(root)
@@ -102,36 +101,43 @@ def mount_layers(candidates: list[str], scratch: str, size_mb: int) -> tuple[lis
                 os.chmod(upper, stat.S_IMODE(os.stat(directory).st_mode))
             do("overlay", directory, "overlay", MS_NOSUID | MS_NODEV,
                f"lowerdir=/proc/self/fd/{lower},upperdir={upper},workdir={work},userxattr")  # fmt: skip
-        # An overlay shows its lower directory without the mounts beneath it: bind them back (writes
-        # there stay refused, as they are not beneath a covered directory's own file system).
-        for point, fd in inner:
-            with contextlib.suppress(OSError):
-                do(f"/proc/self/fd/{fd}", point, None, MS_BIND | MS_REC, None)
         with contextlib.suppress(OSError):
             os.chdir(cwd)  # the old working directory is the one beneath the overlay
         opened.remove(root)
-        return dirs, root
+        return {"dirs": dirs, "fd": root}
     finally:
         for fd in opened:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
 
-def enter(scratch: str, size_mb: int) -> tuple[list[str], int, str | None]:
+NONE: dict[str, Any] = {"dirs": [], "fd": -1}
+
+
+def enter(scratch: str, size_mb: int) -> dict[str, Any]:
     """In the child, after `sandbox.enter_namespaces` and before Landlock: cover the working directory,
-    the home directory and the temporary directory (the scratch directory's parent). Returns (the
-    covered directories, the tmpfs's descriptor or -1, why none could be covered). Only where Landlock
-    exists, which keeps every other write refused; without it the supervisor refuses all writes anyway."""
+    the home directory and the temporary directory (the scratch directory's parent). Returns what
+    `mount_layers` does, or no directories and the reason ("error"). Only where Landlock exists, which
+    keeps every other write refused; without it the supervisor refuses all writes anyway."""
     from .sandbox import landlock_abi
 
     if not landlock_abi():
-        return [], -1, "no Landlock to confine writes to the private copies"
+        return {**NONE, "error": "no Landlock to confine writes to the private copies"}
     try:
         candidates = [os.getcwd(), os.path.expanduser("~"), os.path.dirname(scratch)]
-        dirs, root = mount_layers(candidates, scratch, size_mb)
+        return mount_layers(candidates, scratch, size_mb)
     except OSError as exc:
-        return [], -1, str(exc)
-    return dirs, root, None
+        return {**NONE, "error": str(exc)}
+
+
+def grant(found: dict[str, Any]) -> dict[str, Any]:
+    """What the supervisor must know of the layers (see supervisor.Supervisor)."""
+    return {"layers": found["dirs"]}
+
+
+def fds(found: dict[str, Any]) -> list[int]:
+    """The tmpfs's descriptor, to send to the kernel (none without layers)."""
+    return [found["fd"]] if found["fd"] >= 0 else []
 
 
 # -- the kernel's side: what the layer holds --------------------------------------------------------

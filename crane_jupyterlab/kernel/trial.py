@@ -371,9 +371,9 @@ class _Trial:
         # The child says whether Landlock guards its writable directories; the supervisor lets writes
         # there through only then.
         writable = [w for w in grant.get("writable", []) if isinstance(w, str)]
-        layers = [w for w in grant.get("layers", []) if isinstance(w, str)]
+        layers = [w for w in grant.get("layers", []) if isinstance(w, str)]  # private copies (overlay.py)
         self.supervisor = Supervisor(
-            fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory, layers=layers
+            fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory, layers
         )
         self.memory = -1
         poller.register(fds[0], select.POLLIN)

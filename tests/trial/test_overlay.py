@@ -42,7 +42,7 @@ def test_without_the_option_writes_stay_refused(
 def test_the_covered_directories_are_the_outermost_existing_ones(tmp_path: Path) -> None:
     (tmp_path / "a" / "b").mkdir(parents=True)
     found = overlay.layer_dirs(
-        [str(tmp_path / "a" / "b"), str(tmp_path / "a"), "/", str(tmp_path / "gone"), ""]
+        [str(tmp_path / "a" / "b"), str(tmp_path / "a"), "/", str(tmp_path / "gone"), ""], ["/proc"]
     )
     assert found == [str((tmp_path / "a").resolve())]  # the root would hide /proc and /dev: never covered
 
@@ -56,3 +56,72 @@ def test_what_was_written_is_said_in_words() -> None:
     )
     text = overlay.describe({"files": 1, "bytes": 10, "dirs": 2, "deleted": 0})
     assert text and text.startswith("wrote 1 file (10 B) and made 2 directories in a private copy")
+
+
+def _in_own_namespace(work: Path, job: Any) -> Any:
+    """`job()` in a forked process with its own user and mount namespaces, where `work/sub` is a tmpfs
+    holding `f` (a mount beneath a directory the trial would cover, as a home with a data volume in it
+    has), its working directory `work/inner`. Returns what `job` returned (JSON)."""
+    import json
+    import os
+
+    from crane_jupyterlab.kernel import sandbox
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked helper
+        try:
+            sandbox.enter_namespaces()
+            if sandbox.libc().lib.mount(b"tmpfs", str(work / "sub").encode(), b"tmpfs", 0, b"size=1m"):
+                raise OSError("could not mount a tmpfs")
+            (work / "sub" / "f").write_text("on the submount")
+            os.chdir(work / "inner")
+            result = {"ok": job()}
+        except BaseException as exc:
+            result = {"error": f"{type(exc).__name__}: {exc}"}
+        os.write(write, json.dumps(result).encode())
+        os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 65536):
+        data += chunk
+    os.close(read)
+    os.waitpid(pid, 0)
+    found = json.loads(data)
+    assert "error" not in found, found["error"]
+    return found["ok"]
+
+
+def test_a_directory_with_a_mount_beneath_it_is_not_covered(tmp_path: Path) -> None:
+    (tmp_path / "home" / "work").mkdir(parents=True)
+    home, work = str(tmp_path / "home"), str(tmp_path / "home" / "work")
+    assert overlay.layer_dirs([work, home], [f"{home}/data"]) == [work]  # the working directory instead
+    assert overlay.layer_dirs([work, home], [f"{work}/data"]) == []
+    assert overlay.layer_dirs([work, home], [home, "/proc"]) == [home]  # a mount *at* it is fine
+
+
+def test_a_mount_beneath_a_covered_directory_keeps_it_real(
+    tmp_path: Path, kit: SimpleNamespace, os_layer: dict[str, Any], cow: None
+) -> None:
+    # The mount (work/sub) is the kernel's, so its parent (work) cannot be covered in the trial's
+    # namespace; the working directory (work/inner) is, and writes to `work` stay refused.
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    (work / "inner").mkdir()
+
+    def job() -> list[dict[str, Any]]:
+        return [
+            kit.run_here(
+                "assert open('../sub/f').read() == 'on the submount'\n"
+                "open('x.txt', 'w').write('private')\nassert open('x.txt').read() == 'private'",
+                private_writes=True,
+            ),
+            kit.run_here("open('../sub/g', 'w').write('real')", private_writes=True),
+            kit.run_here("open('../top.txt', 'w').write('real')", private_writes=True),
+        ]
+
+    inner, submount, parent = _in_own_namespace(work, job)
+    assert inner["status"] == "finished" and inner["writes"].startswith("wrote 1 file"), inner
+    assert submount["status"] == "blocked" and "sub/g" in submount["reason"], submount
+    assert parent["status"] == "blocked" and "top.txt" in parent["reason"], parent
+    assert sorted(p.name for p in work.rglob("*")) == ["inner", "sub"]
