@@ -35,26 +35,43 @@ def mount_points() -> list[str]:
         with open("/proc/self/mountinfo", "rb") as fh:
             for line in fh.read().split(b"\n"):
                 parts = line.split()
-                if len(parts) > 4:  # mountinfo escapes space, tab, newline and backslash as octal
-                    points.append(os.fsdecode(parts[4]).encode("latin-1", "replace").decode("unicode_escape"))
+                if len(parts) > 4:
+                    points.append(_unescape(parts[4]))
     except OSError:
         pass
     return points
 
 
+def _unescape(raw: bytes) -> str:
+    """A mountinfo field: space, tab, newline and backslash come as octal escapes (no codec is imported
+    for it: the child may not be able to read one by then)."""
+    out, index = bytearray(), 0
+    while index < len(raw):
+        chunk = raw[index + 1 : index + 4]
+        if raw[index] == 0x5C and len(chunk) == 3 and all(0x30 <= b <= 0x37 for b in chunk):
+            out.append(int(chunk, 8))
+            index += 4
+        else:
+            out.append(raw[index])
+            index += 1
+    return os.fsdecode(bytes(out))
+
+
 def layer_dirs(candidates: list[str], points: list[str]) -> list[str]:
-    """The directories to cover: existing ones, resolved, and none the root, none beneath another (its
-    overlay covers it) and none with a mount beneath it. A new user namespace may not uncover what its
-    parent's mounts hide, so overlayfs refuses such a lower directory (and it would show those mounts'
-    mount points, not their files); a candidate beneath it (the working directory beneath a home that
-    has a mount in it) is covered instead."""
+    """The directories to cover, outer ones first: existing ones, resolved, and none the root or with a
+    mount beneath it. A new user namespace may not uncover what its parent's mounts hide, so overlayfs
+    refuses such a lower directory (and it would show those mounts' mount points, not their files); a
+    candidate beneath it (the working directory beneath a home that has a mount in it) is covered
+    instead. One beneath another is covered too, by an overlay of its own on top: a write there copies
+    up only the directories beneath it, which are usually the user's own (copying up a directory of
+    another user, /tmp/pytest-of-root, fails with EOVERFLOW in a user namespace that maps only ours)."""
     found: list[str] = []
     for path in candidates:
         real = os.path.realpath(path) if path else "/"
         mounted = any(_beneath(p, real) for p in points)
         if real != "/" and os.path.isdir(real) and real not in found and not mounted:
             found.append(real)
-    return [d for d in found if not any(o != d and _beneath(d, o) for o in found)]
+    return sorted(found, key=lambda d: d.count("/"))
 
 
 def mount_layers(candidates: list[str], scratch: str, size_mb: int) -> dict[str, Any]:
@@ -168,7 +185,8 @@ def settle(outcome: dict[str, Any], root: int, layers: list[str], cap_mb: int, p
     """What the cell wrote to its private copy, in words, once the child is gone; and a crash that is
     the copy's doing, not the cell's, made what it is: a full copy (no space left: the real disk would
     have taken the write) is the cap's outcome; a rename of a directory of the real files, which
-    overlayfs in a user namespace answers with EXDEV (it may not mark redirects), is blocked."""
+    overlayfs in a user namespace answers with EXDEV (it may not mark redirects), and a change to a file
+    of another user, which it cannot copy up (EOVERFLOW: that owner is not mapped), are blocked."""
     text = f"{outcome.get('exception')}: {outcome.get('message')}".lower()
     if outcome.get("status") == "crashed":
         if free_bytes(root) < FULL_BYTES or "no space left on device" in text or "errno 28" in text:
@@ -184,6 +202,13 @@ def settle(outcome: dict[str, Any], root: int, layers: list[str], cap_mb: int, p
                 status="blocked",
                 reason="the cell renamed a directory of the real files, which the trial's private copy "
                 "cannot do (overlayfs in a user namespace answers EXDEV), so the trial stopped there",
+            )
+        elif "value too large for defined data type" in text or "errno 75" in text:
+            outcome.clear()
+            outcome.update(
+                status="blocked",
+                reason="the cell changed a file or directory owned by another user, which the trial's "
+                "private copy cannot copy (EOVERFLOW in a user namespace), so the trial stopped there",
             )
     return describe(summary(root, layers))
 

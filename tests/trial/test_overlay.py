@@ -44,7 +44,8 @@ def test_the_covered_directories_are_the_outermost_existing_ones(tmp_path: Path)
     found = overlay.layer_dirs(
         [str(tmp_path / "a" / "b"), str(tmp_path / "a"), "/", str(tmp_path / "gone"), ""], ["/proc"]
     )
-    assert found == [str((tmp_path / "a").resolve())]  # the root would hide /proc and /dev: never covered
+    # Outer first; the root would hide /proc and /dev: never covered.
+    assert found == [str((tmp_path / "a").resolve()), str((tmp_path / "a" / "b").resolve())]
 
 
 def test_what_was_written_is_said_in_words() -> None:
@@ -92,12 +93,17 @@ def _in_own_namespace(work: Path, job: Any) -> Any:
     return found["ok"]
 
 
+def test_mount_points_are_read_with_their_escapes() -> None:
+    assert overlay._unescape(rb"/home/a\040b/c\134d\0") == "/home/a b/c\\d\\0"
+    assert "/proc" in overlay.mount_points()
+
+
 def test_a_directory_with_a_mount_beneath_it_is_not_covered(tmp_path: Path) -> None:
     (tmp_path / "home" / "work").mkdir(parents=True)
     home, work = str(tmp_path / "home"), str(tmp_path / "home" / "work")
     assert overlay.layer_dirs([work, home], [f"{home}/data"]) == [work]  # the working directory instead
     assert overlay.layer_dirs([work, home], [f"{work}/data"]) == []
-    assert overlay.layer_dirs([work, home], [home, "/proc"]) == [home]  # a mount *at* it is fine
+    assert overlay.layer_dirs([work, home], [home, "/proc"]) == [home, work]  # a mount *at* it is fine
 
 
 def test_a_mount_beneath_a_covered_directory_keeps_it_real(
@@ -125,3 +131,65 @@ def test_a_mount_beneath_a_covered_directory_keeps_it_real(
     assert submount["status"] == "blocked" and "sub/g" in submount["reason"], submount
     assert parent["status"] == "blocked" and "top.txt" in parent["reason"], parent
     assert sorted(p.name for p in work.rglob("*")) == ["inner", "sub"]
+
+
+def test_an_unprivileged_user_gets_the_private_copy_too(
+    kit: SimpleNamespace, os_layer: dict[str, Any], cow: None
+) -> None:
+    # Run as `nobody` (the test runs as root here): the user namespace then maps only that user, and a
+    # write beneath a directory owned by someone else (root's /tmp, root's folder above the working
+    # directory) must not need to copy that directory up.
+    import json
+    import os
+    import shutil
+    import tempfile
+
+    from crane_jupyterlab.kernel import sandbox
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to become another user; as a user, every other test here is this one")
+    top = Path(tempfile.mkdtemp(prefix="crane-overlay-test-"))  # root's, 0755
+    try:
+        top.chmod(0o755)
+        work, home = top / "work", top / "home"
+        for folder in (work, home):
+            folder.mkdir()
+            os.chown(folder, 65534, 65534)
+        (work / "data.csv").write_text("x\n1\n")
+        os.chown(work / "data.csv", 65534, 65534)
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the forked helper
+            try:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                sandbox.libc().prctl(4, 1)  # PR_SET_DUMPABLE, which setuid cleared, as a user's process has
+                os.environ["HOME"] = str(home)
+                os.chdir(work)
+                cell = (
+                    "open('data.csv', 'a').write('2\\n')\n"
+                    "assert open('data.csv').read() == 'x\\n1\\n2\\n'\n"
+                    "import pathlib\n"
+                    "(pathlib.Path.home() / 'cache').mkdir()\n"
+                    "(pathlib.Path.home() / 'cache' / 'c.txt').write_text('c')\n"
+                    "open('/tmp/crane-overlay-test-nobody.txt', 'w').write('t')\n"
+                )
+                result = kit.run_here(cell, private_writes=True)
+            except BaseException as exc:
+                result = {"error": f"{type(exc).__name__}: {exc}"}
+            os.write(write, json.dumps(result).encode())
+            os._exit(0)
+        os.close(write)
+        data = b""
+        while chunk := os.read(read, 65536):
+            data += chunk
+        os.close(read)
+        os.waitpid(pid, 0)
+        outcome = json.loads(data)
+        assert outcome["status"] == "finished", outcome
+        assert outcome["writes"].startswith("wrote 3 files"), outcome
+        assert (work / "data.csv").read_text() == "x\n1\n" and not (home / "cache").exists()
+        assert not Path("/tmp/crane-overlay-test-nobody.txt").exists()
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
