@@ -21,7 +21,8 @@ and lives in its own process group, so an interrupt of the kernel does not reach
 
 Outcome (models.TrialOutcome): `crashed` (exception, message, line, frames in the cell), `finished`,
 `blocked` (the sandbox refused a side effect, so the cell did not run as it will), `timed_out`,
-`out_of_memory`, `unavailable` (with the reason).
+`out_of_memory`, `unavailable` (with the reason); `writes` says what the cell wrote to its private
+copy-on-write copy of the files (`private_writes`, overlay.py), which is discarded with the trial.
 
 Over 500 lines, kept whole: what is left is the kernel's side only, one `_Trial` and the thread that
 watches it (budget, memory, deadlock, the outcome); the forked child's code is in `child.py`.
