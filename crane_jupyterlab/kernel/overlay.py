@@ -200,8 +200,9 @@ def settle(outcome: dict[str, Any], root: int, layers: list[str], cap_mb: int, p
             outcome.clear()
             outcome.update(
                 status="blocked",
-                reason="the cell renamed a directory of the real files, which the trial's private copy "
-                "cannot do (overlayfs in a user namespace answers EXDEV), so the trial stopped there",
+                reason="the cell moved or linked a file in a way the trial's private copy cannot follow "
+                "(EXDEV: overlayfs in a user namespace cannot rename a directory of the real files, nor "
+                "link across copies), so the trial stopped there",
             )
         elif "value too large for defined data type" in text or "errno 75" in text:
             outcome.clear()
