@@ -181,7 +181,9 @@ def used_bytes(root: int) -> int:
     return int((st.f_blocks - st.f_bfree) * st.f_frsize)
 
 
-def settle(outcome: dict[str, Any], root: int, layers: list[str], cap_mb: int, peak: int) -> str | None:
+def settle(
+    outcome: dict[str, Any], root: int, layers: list[str], cap_mb: int, peak: int, scratch: str = ""
+) -> str | None:
     """What the cell wrote to its private copy, in words, once the child is gone; and a crash that is
     the copy's doing, not the cell's, made what it is: a full copy (no space left: the real disk would
     have taken the write) is the cap's outcome; a rename of a directory of the real files, which
@@ -211,13 +213,14 @@ def settle(outcome: dict[str, Any], root: int, layers: list[str], cap_mb: int, p
                 reason="the cell changed a file or directory owned by another user, which the trial's "
                 "private copy cannot copy (EOVERFLOW in a user namespace), so the trial stopped there",
             )
-    return describe(summary(root, layers))
+    return describe(summary(root, layers, scratch))
 
 
-def summary(root: int, layers: list[str] | None = None) -> dict[str, Any]:
+def summary(root: int, layers: list[str] | None = None, skip: str = "") -> dict[str, Any]:
     """What the upper layers hold: regular files written (count, bytes), directories made (new, or
-    emptied and made again: opaque) and deletions (whiteouts, which a rename leaves too). Upper layer
-    u<i> covers layers[i]."""
+    emptied and made again: opaque) and deletions (whiteouts, which a rename leaves too), leaving out
+    what lies beneath `skip` (the trial's own TMPDIR, whose writes were never refused). Upper layer u<i>
+    covers layers[i]."""
     files = total = deleted = dirs = 0
     top = f"/proc/self/fd/{root}"
     try:
@@ -229,6 +232,8 @@ def summary(root: int, layers: list[str] | None = None) -> dict[str, Any]:
         real = layers[index] if layers and index < len(layers) else None
         upper = os.path.join(top, name)
         for base, subdirs, names in os.walk(upper):
+            if real is not None and skip:
+                subdirs[:] = [d for d in subdirs if _real(real, upper, os.path.join(base, d)) != skip]
             for entry in subdirs:
                 path = os.path.join(base, entry)
                 if real is None:
@@ -237,7 +242,7 @@ def summary(root: int, layers: list[str] | None = None) -> dict[str, Any]:
                     opaque = os.getxattr(path, "user.overlay.opaque", follow_symlinks=False) == b"y"
                 except OSError:
                     opaque = False
-                if opaque or not os.path.lexists(os.path.join(real, os.path.relpath(path, upper))):
+                if opaque or not os.path.lexists(_real(real, upper, path)):
                     dirs += 1
             for entry in names:
                 try:
@@ -250,6 +255,11 @@ def summary(root: int, layers: list[str] | None = None) -> dict[str, Any]:
                 elif stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
                     deleted += 1
     return {"files": files, "bytes": total, "dirs": dirs, "deleted": deleted}
+
+
+def _real(real: str, upper: str, path: str) -> str:
+    """The real path a path in an upper layer stands for."""
+    return os.path.normpath(os.path.join(real, os.path.relpath(path, upper)))
 
 
 def describe(found: dict[str, Any]) -> str | None:

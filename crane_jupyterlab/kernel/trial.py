@@ -446,7 +446,8 @@ class _Trial:
             return None
         self.layer_peak = max(self.layer_peak, overlay.used_bytes(self.layer))
         layers = self.supervisor.layers if self.supervisor is not None else []
-        return overlay.settle(outcome, self.layer, layers, int(self.opts["memory_mb"]), self.layer_peak)
+        cap = int(self.opts["memory_mb"])
+        return overlay.settle(outcome, self.layer, layers, cap, self.layer_peak, self.scratch)
 
 
 def _sweep_scratch() -> None:

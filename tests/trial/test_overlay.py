@@ -193,3 +193,12 @@ def test_an_unprivileged_user_gets_the_private_copy_too(
         assert not Path("/tmp/crane-overlay-test-nobody.txt").exists()
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+def test_the_trials_own_temporary_files_are_not_reported(
+    kit: SimpleNamespace, os_layer: dict[str, Any], cow: None
+) -> None:
+    # The trial's TMPDIR was always writable and private: a library's temporary files are no news.
+    cell = "import tempfile, os\nfd, path = tempfile.mkstemp()\nos.write(fd, b'x')\nos.makedirs(path + '.d')"
+    outcome = kit.run_here(cell, private_writes=True)
+    assert outcome["status"] == "finished" and "writes" not in outcome, outcome
