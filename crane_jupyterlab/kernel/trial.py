@@ -47,6 +47,9 @@ DEFAULTS: dict[str, Any] = {
     "memory_mb": 2048,  # the child's memory beyond what it shares with the kernel
     "hooks_only": False,  # run with audit hooks alone where the OS offers no sandbox (an admin's choice)
     "nice": 5,  # below the kernel: it gets 3x the CPU of the trial where they share a core
+    "quick": False,  # a quick trial: long loops cut after their first quick_k iterations (quick.py)
+    "quick_k": 2,
+    "progress": True,  # a full trial counts its loops' iterations, to say how far it got at a timeout
 }
 # Seconds the child may take to enter the sandbox before the cell's budget starts.
 SETUP_ALLOWANCE_S = 3.0
@@ -102,7 +105,7 @@ def _options(options: dict[str, Any] | None) -> dict[str, Any]:
     """The options with the defaults filled in; a value of the wrong type keeps the default, numbers are
     clamped to their bounds."""
     opts = dict(DEFAULTS)
-    bounds = {"budget_s": (0.05, 3600.0), "memory_mb": (16, 1 << 20), "nice": (0, 19)}
+    bounds = {"budget_s": (0.05, 3600.0), "memory_mb": (16, 1 << 20), "nice": (0, 19), "quick_k": (1, 1000)}
     for key, value in (options or {}).items():
         if key not in DEFAULTS:
             continue
@@ -384,6 +387,11 @@ class _Trial:
                 "reason": f"the cell ran past the {float(self.opts['budget_s']):g} s budget"
                 + self.timeout_hint,
             }
+            progress = [r for r in reports if r.get("phase") == "progress"]
+            if progress:  # how far it got (quick.py counts the loops' iterations)
+                last = progress[-1]
+                outcome["progress"] = {"line": last.get("line"), "loops": last.get("loops") or [],
+                                       "elapsed_ms": ms(float(self.opts["budget_s"]))}  # fmt: skip
         elif self.stopped == "memory":
             outcome = {
                 "status": "out_of_memory",

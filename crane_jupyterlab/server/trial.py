@@ -52,9 +52,11 @@ class TrialOptions:
     budget_s: float = 5.0
     memory_mb: int = 2048
     hooks_only: bool = False
+    quick_k: int = 2  # quick trial: long loops cut after this many iterations (0: never cut)
 
     def literal(self) -> str:
-        return repr({"budget_s": self.budget_s, "memory_mb": self.memory_mb, "hooks_only": self.hooks_only})
+        return repr({"budget_s": self.budget_s, "memory_mb": self.memory_mb, "hooks_only": self.hooks_only,
+                     "quick": self.quick_k > 0, "quick_k": max(self.quick_k, 1)})  # fmt: skip
 
 
 def unavailable(reason: str) -> TrialOutcome:
