@@ -69,6 +69,7 @@ MANIFEST = (
     "sandbox",
     "supervisor",
     "hooks",
+    "quick",
     "child",
     "trial",
     "scan",
