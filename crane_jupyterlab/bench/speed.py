@@ -287,7 +287,8 @@ async def measure_quick(reps: int, env: dict[str, str] | None = None) -> dict[st
     async with fresh_kernel(env=env) as (_, kc):
         await run_cell(kc, LONG_SETUP, timeout=600)
         await extract(kc, "", timeout=60)  # installs the payload
-        seconds, verdicts = [], {}
+        seconds: list[float] = []
+        verdicts: dict[str, int] = {}
         for _ in range(reps):
             t0 = time.perf_counter()
             outcome = await trials.run(trials.on_client(kc), LONG_TARGET, trials.TrialOptions())
