@@ -307,7 +307,8 @@ export function progressText(
     outer.total !== null
       ? trans.__('%1 of %2 iterations', outer.iterations, outer.total)
       : trans.__('%1 iterations', outer.iterations);
-  const line = progress.line !== null ? trans.__(' (line %1)', progress.line) : '';
+  const line =
+    progress.line !== null ? trans.__(' (line %1)', progress.line) : '';
   return trans.__(
     'ran %1 s: %2 of the loop at line %3 without an error%4',
     seconds,
@@ -362,15 +363,16 @@ export function trialFallbackText(
   basis: Basis
 ): string {
   const progress = progressText(trans, trial);
-  const why = progress && isShortened(trial)
-    ? trans.__('The trial run: %1.', progress)
-    : trial.reason
-    ? trans.__(
-        'The trial run %1: %2.',
-        trialStatusLabel(trans, trial.status),
-        trial.reason.replace(/\.$/, '')
-      )
-    : trans.__('The trial run %1.', trialStatusLabel(trans, trial.status));
+  const why =
+    progress && isShortened(trial)
+      ? trans.__('The trial run: %1.', progress)
+      : trial.reason
+        ? trans.__(
+            'The trial run %1: %2.',
+            trialStatusLabel(trans, trial.status),
+            trial.reason.replace(/\.$/, '')
+          )
+        : trans.__('The trial run %1.', trialStatusLabel(trans, trial.status));
   const far =
     progress && !isShortened(trial) ? ` ${trans.__('It %1.', progress)}` : '';
   const by =

@@ -15,8 +15,8 @@ Each loop records how many iterations ran, whether it was cut and its length whe
 
 - `certain`: no loop had been cut before the crash (everything up to it ran exactly as it will), or the
   crashing statement, after the cut loops, reads nothing the cut loops touch (dataflow over the cell's
-  top-level statements: every name a cut loop reads or writes, whose value is not a module, class,
-  function or builtin, and what later statements compute from or do to those);
+  top-level statements: every name of a statement that holds a cut loop, whose value is not a module,
+  class, function or builtin, and what later statements compute from or do to those);
 - `depends`: the crashing statement reads what a cut loop touched (or is the statement of a cut loop);
 - `shortened`: the same, and the exception is one a shortened run makes by itself, raised by the cell's
   own code (its `assert` or `raise`, an index or key past what the loop built, a division by a count):
@@ -58,11 +58,11 @@ class Loop:
 
 
 class Plan:
-    """What the rewrite found: the loops by id (line, kind, the names they touch, the index of their
-    top-level statement) and the cell's functions that hold loops."""
+    """What the rewrite found: the loops by id (line, kind, the index of their top-level statement) and
+    the cell's functions that hold loops."""
 
     def __init__(self) -> None:
-        self.loops: dict[int, tuple[int, str, frozenset[str], int]] = {}
+        self.loops: dict[int, tuple[int, str, int]] = {}
         self.functions: dict[str, set[int]] = {}
         self.body: list[ast.stmt] = []
 
@@ -95,10 +95,9 @@ class _Wrap(ast.NodeTransformer):
         node.body = body
         return node
 
-    def _add(self, node: ast.AST, kind: str, parts: list[Any]) -> int:
+    def _add(self, node: ast.AST, kind: str) -> int:
         lid = len(self.plan.loops)
-        names = frozenset(n.id for p in parts for n in ast.walk(p) if isinstance(n, ast.Name))
-        self.plan.loops[lid] = (getattr(node, "lineno", 0), kind, names, self.stmt)
+        self.plan.loops[lid] = (getattr(node, "lineno", 0), kind, self.stmt)
         if self.function is not None:
             self.plan.functions.setdefault(self.function, set()).add(lid)
         return lid
@@ -112,13 +111,13 @@ class _Wrap(ast.NodeTransformer):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_For(self, node: ast.For) -> Any:
-        lid = self._add(node, "for", [node.target, node.iter, *node.body, *node.orelse])
+        lid = self._add(node, "for")
         self.generic_visit(node)
         node.iter = _call("each", lid, node.iter, node.iter)
         return node
 
     def visit_While(self, node: ast.While) -> Any:
-        lid = self._add(node, "while", [node.test, *node.body, *node.orelse])
+        lid = self._add(node, "while")
         self.generic_visit(node)
         check = ast.If(test=_call("stop", lid, None, node), body=[ast.Break()], orelse=[])
         node.body.insert(0, ast.copy_location(check, node))
@@ -128,7 +127,7 @@ class _Wrap(ast.NodeTransformer):
     def _comprehension(self, node: Any) -> Any:
         self.generic_visit(node)
         for gen in node.generators:
-            lid = self._add(node, "comprehension", [node])
+            lid = self._add(node, "comprehension")
             gen.iter = _call("each", lid, gen.iter, gen.iter)
         return node
 
@@ -146,7 +145,7 @@ class Runtime:
 
     def __init__(self, plan: Plan, k: int = DEFAULT_K, long_s: float = LONG_S) -> None:
         self.plan, self.k, self.long_s = plan, max(1, int(k)), long_s
-        self.loops = {lid: Loop(line, kind) for lid, (line, kind, _, _) in plan.loops.items()}
+        self.loops = {lid: Loop(line, kind) for lid, (line, kind, _) in plan.loops.items()}
         self.fits: list[Loop] = []  # Keras fit calls
         self.started: dict[int, tuple[float, int]] = {}  # while loops: their run's start and count
         self.filename = ""
@@ -251,14 +250,14 @@ class Runtime:
         index = _statement(self.plan.body, frames[0]["line"] if frames else None)
         if index is None or None in fits:
             return "depends"
-        cut_statements = {self.plan.loops[lid][3] for lid in cut} | {i for i in fits if i is not None}
+        cut_statements = {self.plan.loops[lid][2] for lid in cut} | {i for i in fits if i is not None}
         taint: set[str] = set()
+        # Every name of a top-level statement that holds a cut loop: what the loop changed flows on
+        # within that statement (an outer loop that appends what a cut inner loop computed).
+        for i in cut_statements:
+            taint |= _names(self.plan.body[i])
         for lid in cut:
-            taint |= self.plan.loops[lid][2]
             taint |= {name for name, ids in self.plan.functions.items() if lid in ids}
-        for i in fits:
-            if i is not None:
-                taint |= _names(self.plan.body[i])
         taint = {n for n in taint if n in self.plan.functions or _carries(ns.get(n))}
         for stmt in self.plan.body[min(cut_statements) + 1 : index]:
             if _names(stmt) & taint:

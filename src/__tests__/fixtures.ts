@@ -92,8 +92,22 @@ export function quickCrash(
         cut: true,
         crash,
         loops: [
-          { line: 2, kind: 'for', iterations: 2, runs: 1, cut: true, total: 100 },
-          { line: 5, kind: 'for', iterations: 600, runs: 2, cut: false, total: 300 }
+          {
+            line: 2,
+            kind: 'for',
+            iterations: 2,
+            runs: 1,
+            cut: true,
+            total: 100
+          },
+          {
+            line: 5,
+            kind: 'for',
+            iterations: 600,
+            runs: 2,
+            cut: false,
+            total: 300
+          }
         ]
       },
       progress: null

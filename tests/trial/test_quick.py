@@ -51,6 +51,17 @@ def test_a_crash_on_what_the_loop_built_depends_on_the_cut(kit: SimpleNamespace)
     assert past["exception"] == "IndexError" and past["quick"]["crash"] == "shortened"
 
 
+def test_what_an_outer_loop_builds_from_a_cut_inner_loop_is_touched_by_the_cut(kit: SimpleNamespace) -> None:
+    source = (
+        "import time\npeaks = []\nfor trial in range(3):\n    peak = 0\n    for step in range(10**6):\n"
+        "        t = time.perf_counter()\n        while time.perf_counter() - t < 0.01:\n            pass\n"
+        "        peak = max(peak, step)\n    peaks.append(peak)\nreport = {'peaks': peaks, 'tags': tags}\n"
+        "import json\njson.dumps(report)"
+    )
+    outcome = quick_run(kit, source, {"tags": {"a"}})
+    assert outcome["exception"] == "TypeError" and outcome["quick"]["crash"] == "depends"
+
+
 def test_a_crash_in_the_first_iterations_is_certain(kit: SimpleNamespace) -> None:
     ns: dict[str, Any] = {"EPOCHS": 40, "rates": [0.1]}
     outcome = quick_run(
