@@ -65,6 +65,9 @@ class QuickTrial(BaseModel):
     loops: list[TrialLoop] = Field(default_factory=list)
     cut: bool = False  # a loop was cut: the run was shortened
     crash: QuickCrash | None = None  # crashed: how the crash relates to the cut
+    # Lines of the cell's asserts passed over: they checked what the cut loops built (a crash seen after
+    # one depends on the cut).
+    skipped_asserts: list[int] = Field(default_factory=list)
 
 
 class TrialProgress(BaseModel):

@@ -140,6 +140,7 @@ export interface IQuickTrial {
   loops: ITrialLoop[];
   cut: boolean;
   crash: 'certain' | 'depends' | 'shortened' | null;
+  skipped_asserts: number[];
 }
 
 /** How far a trial that ran out of time got: the cell's line it was on, its outer loops so far. */

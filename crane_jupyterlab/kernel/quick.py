@@ -90,7 +90,7 @@ class _Wrap(ast.NodeTransformer):
         body: list[ast.stmt] = []
         for n, stmt in enumerate(list(node.body)):
             self.stmt = n
-            new = self.visit(stmt)
+            new = _checked(stmt, n) if isinstance(stmt, ast.Assert) else self.visit(stmt)
             body.extend(new if isinstance(new, list) else [new])
         node.body = body
         return node
@@ -134,6 +134,18 @@ class _Wrap(ast.NodeTransformer):
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
 
 
+def _checked(node: ast.Assert, index: int) -> ast.stmt:
+    """`assert test, msg` as `if not test and not __crane_quick__.skip(index, line): assert False, msg`:
+    the same error when it fails, unless the runtime passes it over (a check of what cut loops built)."""
+    skip = _call("skip", index, ast.Constant(value=node.lineno), node)
+    fail = ast.copy_location(ast.Assert(test=ast.Constant(value=False), msg=node.msg), node)
+    test = ast.BoolOp(
+        op=ast.And(),
+        values=[ast.UnaryOp(op=ast.Not(), operand=node.test), ast.UnaryOp(op=ast.Not(), operand=skip)],
+    )
+    return ast.copy_location(ast.If(test=test, body=[fail], orelse=[]), node)
+
+
 def _call(method: str, lid: int, arg: ast.expr | None, where: ast.AST) -> ast.Call:
     func = ast.Attribute(value=ast.Name(id=NAME, ctx=ast.Load()), attr=method, ctx=ast.Load())
     args: list[ast.expr] = [ast.Constant(value=lid)] + ([arg] if arg is not None else [])
@@ -152,6 +164,8 @@ class Runtime:
         self.budget_s = 0.0
         self.deadline = 0.0  # when the trial's budget ends (0: no budget known)
         self.writer = -1  # the pipe to the kernel, for progress
+        self.ns: dict[str, Any] = {}
+        self.skipped: list[int] = []  # lines of the cell's asserts passed over (see `skip`)
         self.sent = time.monotonic()
 
     def _cut(self, loop: Loop) -> None:
@@ -236,37 +250,69 @@ class Runtime:
 
     def report(self) -> dict[str, Any]:
         loops = [v.report() for v in self.loops.values() if v.runs] + [f.report() for f in self.fits]
-        return {"k": self.k, "loops": loops, "cut": any(v["cut"] for v in loops)}
+        out: dict[str, Any] = {"k": self.k, "loops": loops, "cut": any(v["cut"] for v in loops)}
+        if self.skipped:
+            out["skipped_asserts"] = self.skipped
+        return out
 
     # -- after a crash ------------------------------------------------------------------------------
 
     def judge(self, exception: str, frames: list[dict[str, Any]], ns: dict[str, Any], own: bool) -> str:
         """`certain`, `depends` or `shortened` (see the module's doc). `frames`: the crash's frames in the
         cell, outermost first; `own`: raised by the cell's own code (not inside a library)."""
-        cut = [lid for lid, loop in self.loops.items() if loop.cut]
-        fits = [_statement(self.plan.body, f.line) for f in self.fits if f.cut]
-        if not cut and not fits:
+        if not any(loop.cut for loop in self.loops.values()) and not any(f.cut for f in self.fits):
             return "certain"
         index = _statement(self.plan.body, frames[0]["line"] if frames else None)
-        if index is None or None in fits:
+        touched = self._touched(index, ns)
+        if touched is None:
             return "depends"
-        cut_statements = {self.plan.loops[lid][2] for lid in cut} | {i for i in fits if i is not None}
-        taint: set[str] = set()
-        # Every name of a top-level statement that holds a cut loop: what the loop changed flows on
-        # within that statement (an outer loop that appends what a cut inner loop computed).
+        values, counts = touched
+        if values is False and not self.skipped:
+            return "certain"
+        return "shortened" if own and exception in SHORTENED and counts else "depends"
+
+    def skip(self, index: int, line: int) -> bool:
+        """Whether a failed `assert` of the cell (top-level statement `index`) is passed over: it checks
+        what the shortened loops computed (`assert len(history) == EPOCHS`, an accuracy threshold), which
+        a shortened run fails by itself. The quick trial goes on to the code after it; a crash seen
+        later then depends on the cut."""
+        touched = self._touched(index, self.ns)
+        if touched is None or touched[0] is False:
+            return False
+        self.skipped.append(line)
+        return True
+
+    def _touched(self, index: int | None, ns: dict[str, Any]) -> tuple[bool, bool] | None:
+        """Whether top-level statement `index` reads what the cut loops changed: (any value, what they
+        built by the count: the names of their own statements and what plain statements derive from
+        those). None: the statement is not found, or a cut happened outside the cell."""
+        cut = [self.plan.loops[lid][2] for lid, loop in self.loops.items() if loop.cut]
+        fits = [_statement(self.plan.body, f.line) for f in self.fits if f.cut]
+        if index is None or None in fits:
+            return None
+        cut_statements = set(cut) | {i for i in fits if i is not None}
+        if not cut_statements:
+            return False, False
+        if index in cut_statements:
+            return True, True
+        values: set[str] = set()
+        counts: set[str] = set()  # a function's cut loop: what its callers store from it
         for i in cut_statements:
-            taint |= _names(self.plan.body[i])
-        for lid in cut:
-            taint |= {name for name, ids in self.plan.functions.items() if lid in ids}
-        taint = {n for n in taint if n in self.plan.functions or _carries(ns.get(n))}
+            stmt = self.plan.body[i]
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                counts.add(stmt.name)
+            else:  # what it binds or changes, and every mutable object it reads
+                counts |= _stored(stmt) | {n for n in _names(stmt) if _carries(ns.get(n))}
+        values |= counts
         for stmt in self.plan.body[min(cut_statements) + 1 : index]:
-            if _names(stmt) & taint:
-                taint |= _stored(stmt)
+            names = _names(stmt)
+            if names & values:
+                values |= _stored(stmt)
+            if names & counts:
+                counts |= _stored(stmt)
         reads = _names(self.plan.body[index])
         calls_user = any(_user_function(ns.get(n)) for n in reads)
-        if index not in cut_statements and not (reads & taint) and not (calls_user and taint):
-            return "certain"
-        return "shortened" if own and exception in SHORTENED else "depends"
+        return bool(reads & values) or bool(calls_user and values), bool(reads & counts)
 
 
 def keras_fit(runtime: Runtime) -> None:
@@ -355,10 +401,15 @@ def _stored(node: ast.AST) -> set[str]:
 
 
 def _carries(value: Any) -> bool:
-    """Whether a name's value can carry what a loop did: not a module, class, function or builtin."""
+    """Whether a name's value can carry what a loop did to it without rebinding the name: not a module,
+    class, function or builtin, nor an immutable value (a number, a string, a tuple of those)."""
     import types
 
     kinds = (types.ModuleType, type, types.BuiltinFunctionType, types.FunctionType)
+    if isinstance(value, (int, float, complex, str, bytes, bool, type(None), range, frozenset)):
+        return False
+    if isinstance(value, tuple):
+        return any(_carries(v) for v in value)
     return not isinstance(value, kinds)
 
 
@@ -387,7 +438,7 @@ def prepare(code_text: str, filename: str, ns: dict[str, Any], opts: dict[str, A
         return code_text
     tree, plan = rewritten
     runtime = Runtime(plan, int(opts.get("quick_k", DEFAULT_K)) if quick else NEVER)
-    runtime.filename, runtime.writer = filename, writer
+    runtime.filename, runtime.writer, runtime.ns = filename, writer, ns
     budget = opts.get("budget_s")
     if isinstance(budget, (int, float)) and budget > 0:
         runtime.budget_s, runtime.deadline = float(budget), time.monotonic() + float(budget)

@@ -482,7 +482,7 @@ for epoch in range(EPOCHS):
 print('accuracy', clf.score(X, y))""",
     [
         SK,
-        "EPOCHS = 240\nX_rep = np.repeat(X, 40, axis=0)\ny_rep = np.repeat(y, 20)\nparts = np.array_split(np.arange(len(X_rep)), EPOCHS)",
+        "EPOCHS = 240\nX_rep = np.repeat(X, 40, axis=0)\ny_rep = np.repeat(y, 40)\nparts = np.array_split(np.arange(len(X_rep)), EPOCHS)",
     ],
     "chunks = parts[:180]",
     "chunks = parts",
@@ -526,7 +526,7 @@ pair(
 for store in range(40):
     frame = sales[sales['store'] == store]
     daily = frame.groupby('day')['amount'].sum()
-    spans = [daily.rolling(w, min_periods=1).apply(lambda v: np.median(v), raw=True).iloc[-1] for w in range(10, 90, 10)]
+    spans = [daily.rolling(w, min_periods=1).apply(lambda v: np.median(v), raw=True).iloc[-1] for w in range(10, 170, 10)]
     results[store] = float(np.mean(spans))
 assert len(results) == 40
 table = pd.Series(results, name='median_30d').to_frame()
@@ -550,7 +550,7 @@ for month in range(12):
     per_store = part.groupby('store')['amount'].apply(lambda s: s.sort_values().iloc[int(len(s) * quantiles[month])])
     monthly.append(per_store)
 print(pd.concat(monthly, axis=1).shape)""",
-    [PD, "sales = pd.concat([sales] * 30, ignore_index=True)"],
+    [PD, "sales = pd.concat([sales] * 60, ignore_index=True)"],
     "quantiles = [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0, 0.99, 0.95, 0.9, 0.8]",
     "quantiles = [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999, 0.99, 0.95, 0.9, 0.8]",
     "IndexError",

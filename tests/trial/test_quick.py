@@ -44,9 +44,16 @@ def test_a_crash_on_what_the_loop_built_depends_on_the_cut(kit: SimpleNamespace)
         kit, TRAIN + "import numpy as np\nnp.stack([np.arange(len(history)), np.arange(40)])", ns
     )
     assert lengths["status"] == "crashed" and lengths["quick"]["crash"] == "depends"
-    # The cell's own check of the loop's result fails on any shortened run: no evidence at all.
-    relies = quick_run(kit, TRAIN + "assert len(history) == EPOCHS", ns)
-    assert relies["exception"] == "AssertionError" and relies["quick"]["crash"] == "shortened"
+    # The cell's own check of the loop's result fails on any shortened run: passed over, and what
+    # follows runs; a crash after it depends on the cut (the real run may stop at the assert).
+    relies = quick_run(kit, TRAIN + "assert len(history) == EPOCHS\nsettings['lr']", {**ns, "settings": {}})
+    assert relies["exception"] == "KeyError" and relies["quick"]["crash"] == "depends"
+    assert relies["quick"]["skipped_asserts"] == [8]
+    # An assert on what the loops did not touch stays an assert, and its failure is certain.
+    plain = quick_run(kit, TRAIN + "assert EPOCHS < 10, 'too many'", ns)
+    assert (plain["exception"], plain["message"], plain["line"]) == ("AssertionError", "too many", 8)
+    assert plain["quick"]["crash"] == "certain"
+    # An index past what the loop built: a shortened run fails by itself, no evidence.
     past = quick_run(kit, TRAIN + "print(history[EPOCHS - 1])", ns)
     assert past["exception"] == "IndexError" and past["quick"]["crash"] == "shortened"
 
