@@ -98,7 +98,12 @@ def maybe_quick(trial: TrialOutcome | None) -> Verdict | None:
     return Verdict(
         detection=True,
         reasoning=f"The cell raised {trial.exception}{message}{at} in a quick trial ({cut_words(trial)}); "
-        "the line reads what the shortened loops computed, so the full run may differ.",
+        + (
+            f"it went on past the assert at line {trial.quick.skipped_asserts[0]}, which checks what the "
+            "shortened loops computed, so the full run may stop there first."
+            if trial.quick.skipped_asserts
+            else "the line reads what the shortened loops computed, so the full run may differ."
+        ),
         source="quick_may",
     )
 

@@ -482,12 +482,12 @@ for epoch in range(EPOCHS):
 print('accuracy', clf.score(X, y))""",
     [
         SK,
-        "EPOCHS = 240\nX_rep = np.repeat(X, 40, axis=0)\ny_rep = np.repeat(y, 40)\nparts = np.array_split(np.arange(len(X_rep)), EPOCHS)",
+        "EPOCHS = 400\nX_rep = np.repeat(X, 40, axis=0)\ny_rep = np.repeat(y, 40)\nparts = np.array_split(np.arange(len(X_rep)), EPOCHS)",
     ],
-    "chunks = parts[:180]",
+    "chunks = parts[:300]",
     "chunks = parts",
     "IndexError",
-    "180 chunks for 240 epochs: epoch 180 indexes past them.",
+    "300 chunks for 400 epochs: epoch 300 indexes past them.",
     "One chunk per epoch.",
 )
 
