@@ -171,16 +171,21 @@ class Runtime:
     def _cut(self, loop: Loop) -> None:
         loop.cut = True
 
-    def long(self, started: float, n: int, total: int | None) -> bool:
-        """Whether a loop that ran `n` iterations since `started` is long enough to cut: what is left of
-        it (projected from its length) or what it ran already (length unknown) is more than LONG_S and
-        more than half of what is left of the trial's budget."""
+    def long(self, started: float, n: int, total: int | None, first: float = 0.0) -> bool:
+        """Whether a loop that ran `n` iterations since `started` (its first one ended at `first`) is
+        long enough to cut: what is left of it, projected from its length, would outlast the trial's
+        budget (and LONG_S); length unknown, it ran half the budget already. The projection takes the
+        faster of the rate with and without the first iteration (warm-up: a first forward pass, a
+        first batch), so a loop that fits in the budget runs whole and the trial sees all of it."""
         now = time.monotonic()
         elapsed = now - started
-        left = max(self.long_s, 0.5 * (self.deadline - now)) if self.deadline else self.long_s
+        left = max(self.long_s, self.deadline - now) if self.deadline else self.long_s
         if total is not None:
-            return elapsed / max(n, 1) * (total - n) > left
-        return elapsed > min(left, max(self.long_s, 0.25 * self.budget_s))
+            rate = elapsed / max(n, 1)
+            if first and n > 1:
+                rate = min(rate, (now - first) / (n - 1))
+            return rate * (total - n) > left
+        return elapsed > max(self.long_s, 0.5 * self.budget_s)
 
     def each(self, lid: int, iterable: Iterable[Any]) -> Iterator[Any]:
         loop = self.loops[lid]
@@ -191,10 +196,12 @@ class Runtime:
         return self._each(loop, iter(iterable), total)
 
     def _each(self, loop: Loop, it: Iterator[Any], total: int | None) -> Iterator[Any]:
-        started, n = time.monotonic(), 0
+        started, n, first = time.monotonic(), 0, 0.0
         while True:
+            if n == 1:
+                first = time.monotonic()
             # Decided before the next item is taken: a cut loop never runs its producer once more.
-            if n >= self.k and self.long(started, n, total):
+            if n >= self.k and self.long(started, n, total, first):
                 self._cut(loop)
                 return
             try:
