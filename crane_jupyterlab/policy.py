@@ -128,6 +128,14 @@ def from_trial_alone(trial: TrialOutcome | None) -> Verdict:
     seen = observed(trial) or maybe_quick(trial)
     if seen is not None:
         return seen
+    if trial is not None and trial.shortened:
+        ran = (
+            "its first iterations ran without an error, the rest did not run"
+            if trial.status == "finished"
+            else f"it raised {trial.exception} on what the shortened loops built, as a shortened run may"
+        )
+        reasoning = f"The trial did not conclude: a quick trial ({cut_words(trial)}); {ran}."
+        return Verdict(detection=False, reasoning=reasoning, source="trial")
     why = trial.reason if trial is not None and trial.reason else "no trial ran"
     status = trial.status if trial is not None else "none"
     reasoning = f"The trial did not conclude ({status}: {why})."
