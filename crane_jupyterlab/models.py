@@ -10,8 +10,10 @@ Categories = str  # any subset of "SRV", e.g. "SR"
 
 # Who decided a verdict, strongest evidence first: "trial" (the cell crashed, or ran to its end, in a
 # sandboxed fork of the kernel: observed), "syntax" and "checks" (certain from the facts), "llm" (a
-# prediction). See crane_jupyterlab.policy.
-VerdictSource = Literal["trial", "syntax", "checks", "llm"]
+# prediction); "quick" (a crash seen in a quick trial, loops cut short, that does not depend on how many
+# iterations ran: certain) and "quick_may" (one that may depend on it: a warning, not a certainty). See
+# crane_jupyterlab.policy.
+VerdictSource = Literal["trial", "syntax", "checks", "llm", "quick", "quick_may"]
 
 # How a model is asked for JSON (see llm.litellm_backend.response_format_for); the server trait and the
 # crane-bench options offer exactly these.
@@ -38,6 +40,44 @@ class TrialFrame(BaseModel):
     text: str  # that line's source, stripped
 
 
+class TrialLoop(BaseModel):
+    """One loop of the cell in a trial: how many iterations ran (over all its runs), whether it was cut
+    short (a quick trial), its length when known (`len` of what it iterates, or Keras' epochs)."""
+
+    line: int
+    kind: str  # "for", "while", "comprehension", "fit" (Keras Model.fit's epochs)
+    iterations: int
+    runs: int = 1
+    cut: bool = False
+    total: int | None = None
+
+
+# How a crash seen in a quick trial relates to the cut: "certain" (it does not depend on how many
+# iterations ran: no loop was cut before it, or the crashing statement reads nothing the cut loops
+# touched), "depends" (it may), "shortened" (a failure a shortened run makes by itself: no evidence).
+QuickCrash = Literal["certain", "depends", "shortened"]
+
+
+class QuickTrial(BaseModel):
+    """What the loops did in a trial with long loops cut after their first k iterations (kernel/quick.py)."""
+
+    k: int
+    loops: list[TrialLoop] = Field(default_factory=list)
+    cut: bool = False  # a loop was cut: the run was shortened
+    crash: QuickCrash | None = None  # crashed: how the crash relates to the cut
+    # Lines of the cell's asserts passed over: they checked what the cut loops built (a crash seen after
+    # one depends on the cut).
+    skipped_asserts: list[int] = Field(default_factory=list)
+
+
+class TrialProgress(BaseModel):
+    """How far a trial that ran out of time got: the cell's line it was on, its outer loops so far."""
+
+    line: int | None = None
+    loops: list[TrialLoop] = Field(default_factory=list)
+    elapsed_ms: float | None = None
+
+
 class TrialOutcome(BaseModel):
     """What happened when the target cell ran in a sandboxed fork of the kernel (a trial run).
 
@@ -58,10 +98,20 @@ class TrialOutcome(BaseModel):
     # What the cell wrote to its private copy-on-write copy of the files, discarded with the trial:
     # "wrote 2 files (1.2 MB) in a private copy, discarded: the real files did not change".
     writes: str | None = None
+    quick: QuickTrial | None = None  # the loops, in a trial that may cut long ones short
+    progress: TrialProgress | None = None  # timed_out: how far it got
+
+    @property
+    def shortened(self) -> bool:
+        """Whether a loop was cut short: what ran is not the whole cell."""
+        return self.quick is not None and self.quick.cut
 
     @property
     def observed(self) -> bool:
-        """Whether the trial saw what the cell does: it crashed, or it ran to its end."""
+        """Whether the trial saw what the cell does: it crashed, or it ran to its end, whole (a shortened
+        run's crash counts only when it does not depend on the cut)."""
+        if self.shortened:
+            return self.status == "crashed" and self.quick is not None and self.quick.crash == "certain"
         return self.status in ("crashed", "finished")
 
 

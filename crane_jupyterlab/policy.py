@@ -6,6 +6,9 @@ Evidence, strongest first:
 2. an **observed** outcome of the trial run (the cell run in a sandboxed fork of the kernel): it crashed,
    with the real exception and line, or it ran to its end (the same code on the same state: no crash).
    A trial that was blocked, timed out, ran out of memory or could not run says nothing either way;
+   a *quick* trial (long loops cut after their first iterations, kernel/quick.py) decides only with a
+   crash that does not depend on the cut ("quick"); one that may ("quick_may") is a warning that ranks
+   with the model's prediction, and a shortened run that finished says nothing about the rest;
 3. **certain findings** of the deterministic checks: the crash follows from the facts;
 4. the **model's prediction**, for everything the above cannot decide.
 Nothing here consults the model for 1-3 (it would cost time and money and could only agree). Without a
@@ -20,11 +23,27 @@ from .models import Finding, TrialOutcome, Verdict
 NO_CERTAIN_CRASH = "The deterministic checks found no certain crash (they cannot prove a cell safe)."
 
 
+def cut_words(trial: TrialOutcome) -> str:
+    """ "loops cut to their first 2 iterations" """
+    k = trial.quick.k if trial.quick is not None else 0
+    return f"loops cut to their first {k} iteration{'s' if k != 1 else ''}"
+
+
 def observed(trial: TrialOutcome | None) -> Verdict | None:
     """The verdict of a trial that saw the cell crash or finish; None when it did not conclude."""
     if trial is None or not trial.observed:
         return None
     where = f" (sandbox: {trial.sandbox})" if trial.sandbox else ""
+    if trial.status == "crashed" and trial.shortened:
+        at = f" at line {trial.line}" if trial.line else ""
+        message = f": {trial.message}" if trial.message else ""
+        return Verdict(
+            detection=True,
+            reasoning=f"The cell raised {trial.exception}{message}{at} in a quick trial "
+            f"({cut_words(trial)}) in a sandboxed copy of the kernel{where}; the crash does not depend on "
+            "how many iterations ran.",
+            source="quick",
+        )
     if trial.status == "crashed":
         at = f" at line {trial.line}" if trial.line else ""
         message = f": {trial.message}" if trial.message else ""
@@ -67,9 +86,35 @@ def certain(findings: list[Finding], trial: TrialOutcome | None = None) -> Verdi
     return None
 
 
+def maybe_quick(trial: TrialOutcome | None) -> Verdict | None:
+    """A crash seen in a quick trial that may depend on how many iterations ran: a warning ("may crash"),
+    weaker than the checks, in place of the model's prediction."""
+    if trial is None or trial.status != "crashed" or not trial.shortened or trial.quick is None:
+        return None
+    if trial.quick.crash != "depends":
+        return None
+    at = f" at line {trial.line}" if trial.line else ""
+    message = f": {trial.message}" if trial.message else ""
+    return Verdict(
+        detection=True,
+        reasoning=f"The cell raised {trial.exception}{message}{at} in a quick trial ({cut_words(trial)}); "
+        + (
+            f"it went on past the assert at line {trial.quick.skipped_asserts[0]}, which checks what the "
+            "shortened loops computed, so the full run may stop there first."
+            if trial.quick.skipped_asserts
+            else "the line reads what the shortened loops computed, so the full run may differ."
+        ),
+        source="quick_may",
+    )
+
+
 def without_model(findings: list[Finding], trial: TrialOutcome | None = None) -> Verdict:
     """The verdict when no model may be asked: the certain one, else "no certain crash found"."""
-    return certain(findings, trial) or Verdict(detection=False, reasoning=NO_CERTAIN_CRASH, source="checks")
+    return (
+        certain(findings, trial)
+        or maybe_quick(trial)
+        or Verdict(detection=False, reasoning=NO_CERTAIN_CRASH, source="checks")
+    )
 
 
 def from_model(prediction: Verdict) -> Verdict:
@@ -80,9 +125,17 @@ def from_model(prediction: Verdict) -> Verdict:
 def from_trial_alone(trial: TrialOutcome | None) -> Verdict:
     """The trial's verdict with no other evidence (`crane-bench --backend trial`): a crash only when one
     was observed."""
-    seen = observed(trial)
+    seen = observed(trial) or maybe_quick(trial)
     if seen is not None:
         return seen
+    if trial is not None and trial.shortened:
+        ran = (
+            "its first iterations ran without an error, the rest did not run"
+            if trial.status == "finished"
+            else f"it raised {trial.exception} on what the shortened loops built, as a shortened run may"
+        )
+        reasoning = f"The trial did not conclude: a quick trial ({cut_words(trial)}); {ran}."
+        return Verdict(detection=False, reasoning=reasoning, source="trial")
     why = trial.reason if trial is not None and trial.reason else "no trial ran"
     status = trial.status if trial is not None else "none"
     reasoning = f"The trial did not conclude ({status}: {why})."

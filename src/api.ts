@@ -65,7 +65,7 @@ export interface IAnalyzeSettings {
 export interface IVerdict {
   detection: boolean;
   reasoning: string;
-  source: 'trial' | 'syntax' | 'checks' | 'llm';
+  source: 'trial' | 'syntax' | 'checks' | 'llm' | 'quick' | 'quick_may';
   votes: boolean[];
   findings: IFinding[];
   model: string | null;
@@ -117,6 +117,8 @@ export interface ITrialOutcome {
   reason: string | null;
   extra_memory_mb: number | null;
   writes: string | null;
+  quick: IQuickTrial | null;
+  progress: ITrialProgress | null;
 }
 
 /** A certain crash found by a deterministic check. */
@@ -131,4 +133,33 @@ export interface IFinding {
 export interface ITrialFrame {
   line: number;
   text: string;
+}
+
+/** What the loops did in a trial with long loops cut after their first k iterations (kernel/quick.py). */
+export interface IQuickTrial {
+  k: number;
+  loops: ITrialLoop[];
+  cut: boolean;
+  crash: 'certain' | 'depends' | 'shortened' | null;
+  skipped_asserts: number[];
+}
+
+/** How far a trial that ran out of time got: the cell's line it was on, its outer loops so far. */
+export interface ITrialProgress {
+  line: number | null;
+  loops: ITrialLoop[];
+  elapsed_ms: number | null;
+}
+
+/**
+ * One loop of the cell in a trial: how many iterations ran (over all its runs), whether it was cut
+ * short (a quick trial), its length when known (`len` of what it iterates, or Keras' epochs).
+ */
+export interface ITrialLoop {
+  line: number;
+  kind: string;
+  iterations: number;
+  runs: number;
+  cut: boolean;
+  total: number | null;
 }

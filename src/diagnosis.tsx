@@ -18,6 +18,9 @@ import {
   plain,
   runCause,
   stateLabel,
+  isInconclusive,
+  loopsText,
+  progressText,
   trialFallbackText,
   trialStatusLabel
 } from './levels';
@@ -316,6 +319,23 @@ export function TrialSection(props: {
               <td>{trial.writes}</td>
             </tr>
           )}
+          {trial.quick?.cut && (
+            <tr>
+              <th>{trans.__('Quick trial')}</th>
+              <td>
+                {loopsText(
+                  trans,
+                  trial.quick.loops.filter(l => l.cut)
+                )}
+              </td>
+            </tr>
+          )}
+          {progressText(trans, trial) && (
+            <tr>
+              <th>{trans.__('Got through')}</th>
+              <td>{progressText(trans, trial)}</td>
+            </tr>
+          )}
           {trial.sandbox && (
             <tr>
               <th>{trans.__('Sandbox')}</th>
@@ -339,7 +359,7 @@ export function TrialSection(props: {
           ))}
         </ol>
       )}
-      {verdict && trial.status !== 'crashed' && trial.status !== 'finished' && (
+      {verdict && isInconclusive(trial) && (
         <p className="jp-Crane-trial-fallback">
           {trialFallbackText(trans, trial, verdict.source)}
         </p>

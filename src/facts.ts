@@ -57,7 +57,9 @@ export function decidingTexts(result: IAnalyzeResult | undefined): string[] {
       return ([] as string[]).concat(
         ...verdict.findings.map(f => [...f.evidence, f.message])
       );
-    case 'trial': {
+    case 'trial':
+    case 'quick':
+    case 'quick_may': {
       const trial = result?.trial;
       return trial
         ? [trial.message ?? '', ...trial.frames.map(f => f.text)]

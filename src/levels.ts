@@ -2,14 +2,23 @@
  * The three levels a user reads, derived from a server answer, and the words for them. Every view
  * (badge, sidebar, guard, history) takes its labels from here, so they are written once.
  *
- * - **will crash**: certain. An observed crash in a trial run, a syntax error, or a deterministic check.
- * - **may crash**: the model's prediction, with its vote split.
+ * - **will crash**: certain. An observed crash in a trial run, a syntax error, or a deterministic check;
+ *   or a crash seen in a *quick* trial (long loops cut to their first iterations) that does not depend
+ *   on how many iterations ran: "Will crash — seen in a quick trial, loops cut to their first 2
+ *   iterations", its own words beside the full trial's.
+ * - **may crash**: the model's prediction, with its vote split; or a crash seen in a quick trial that may
+ *   depend on how many iterations ran ("May crash — seen in a quick trial ...").
  * - **no crash found**: with what was tried (checks, the model, a trial run that finished).
  * After a real run: **confirmed** (it crashed as warned) and **missed** (it crashed, nothing warned).
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 
-import type { IAnalyzeResult, ITrialOutcome, IVerdict } from './api';
+import type {
+  IAnalyzeResult,
+  ITrialLoop,
+  ITrialOutcome,
+  IVerdict
+} from './api';
 import { runtimeOf } from './probe';
 import type { ICheckRecord, IRunOutcome } from './tokens';
 
@@ -47,19 +56,39 @@ export interface IAssessment {
   trialFallback: ITrialOutcome | null;
 }
 
-/** The trial outcomes that say nothing about a crash. */
-export function isInconclusive(trial: ITrialOutcome | null): boolean {
-  return !!trial && trial.status !== 'crashed' && trial.status !== 'finished';
+/** Whether a trial cut a loop short (a quick trial): what ran is not the whole cell. */
+export function isShortened(trial: ITrialOutcome | null): boolean {
+  return !!trial?.quick?.cut;
 }
 
-/** The level of a verdict: certain sources make a crash certain, the model's make it possible. */
+/** The trial outcomes that say nothing about a crash; a shortened run that finished is one of them
+ * (only its first iterations ran), and so is its crash when that depends on the cut. */
+export function isInconclusive(trial: ITrialOutcome | null): boolean {
+  if (!trial) {
+    return false;
+  }
+  if (isShortened(trial)) {
+    return trial.status !== 'crashed' || trial.quick?.crash === 'shortened';
+  }
+  return trial.status !== 'crashed' && trial.status !== 'finished';
+}
+
+/** The level of a verdict: certain sources make a crash certain, the model's and a quick trial's crash
+ * that may depend on the cut make it possible. */
 export function levelOf(
   verdict: Pick<IVerdict, 'detection' | 'source'>
 ): Level {
   if (!verdict.detection) {
     return 'no-crash';
   }
-  return verdict.source === 'llm' ? 'may-crash' : 'will-crash';
+  return verdict.source === 'llm' || verdict.source === 'quick_may'
+    ? 'may-crash'
+    : 'will-crash';
+}
+
+/** Whether a verdict is a crash seen in a quick trial (certain or not). */
+export function isQuick(basis: Basis): boolean {
+  return basis === 'quick' || basis === 'quick_may';
 }
 
 /**
@@ -83,7 +112,10 @@ export function assess(result: IAnalyzeResult): IAssessment | null {
     notes: [],
     trialFallback: isInconclusive(trial) ? trial : null
   };
-  if (verdict.source === 'trial' && trial?.status === 'crashed') {
+  if (
+    (verdict.source === 'trial' || isQuick(verdict.source)) &&
+    trial?.status === 'crashed'
+  ) {
     out.cause = observedCause(trial);
     out.line = trial.line;
   } else if (
@@ -97,7 +129,7 @@ export function assess(result: IAnalyzeResult): IAssessment | null {
     out.votes = [verdict.votes.filter(Boolean).length, verdict.votes.length];
   }
   if (level === 'no-crash') {
-    if (trial?.status === 'finished') {
+    if (trial?.status === 'finished' && !isShortened(trial)) {
       out.tried.push('trial');
     }
     out.tried.push('checks');
@@ -193,6 +225,10 @@ export function basisLabel(
       return trans.__('certain: syntax error');
     case 'checks':
       return trans.__('certain: deterministic check');
+    case 'quick':
+      return trans.__('it does not depend on how many iterations ran');
+    case 'quick_may':
+      return trans.__('it may depend on how many iterations ran');
     case 'llm':
       return assessment.votes
         ? trans.__(
@@ -227,6 +263,78 @@ export function triedLabel(trans: TranslationBundle, tried: Tried[]): string {
   return trans.__('tried: %1', list);
 }
 
+/** "Will crash — seen in a quick trial, loops cut to their first 2 iterations": the level of a crash
+ * seen in a quick trial, apart from a full trial's. */
+export function quickLabel(
+  trans: TranslationBundle,
+  level: Level,
+  k: number
+): string {
+  const cut =
+    k === 1
+      ? trans.__('loops cut to their first iteration')
+      : trans.__('loops cut to their first %1 iterations', k);
+  return level === 'will-crash'
+    ? trans.__('Will crash — seen in a quick trial, %1', cut)
+    : trans.__('May crash — seen in a quick trial, %1', cut);
+}
+
+/** What a shortened run or a timed-out one got through: "the first 2 iterations of its loops ran
+ * without an error", "ran 5 s: 3 of 12 epochs without an error (line 7)". '' when nothing is known. */
+export function progressText(
+  trans: TranslationBundle,
+  trial: ITrialOutcome
+): string {
+  if (isShortened(trial) && trial.status === 'finished') {
+    return trans.__(
+      'the first %1 iterations of its long loops ran without an error (a quick trial: the rest did not run)',
+      trial.quick?.k ?? 0
+    );
+  }
+  if (isShortened(trial) && trial.quick?.crash === 'shortened') {
+    return trans.__(
+      'in a quick trial (loops cut short) the cell raised %1 on what the shortened loops built, which a shortened run does by itself',
+      observedCause(trial)
+    );
+  }
+  const progress = trial.progress;
+  const outer = progress?.loops.find(l => l.kind !== 'comprehension');
+  if (trial.status !== 'timed_out' || !progress || !outer) {
+    return '';
+  }
+  const seconds = Math.round((progress.elapsed_ms ?? 0) / 1000);
+  const done =
+    outer.total !== null
+      ? trans.__('%1 of %2 iterations', outer.iterations, outer.total)
+      : trans.__('%1 iterations', outer.iterations);
+  const line =
+    progress.line !== null ? trans.__(' (line %1)', progress.line) : '';
+  return trans.__(
+    'ran %1 s: %2 of the loop at line %3 without an error%4',
+    seconds,
+    done,
+    outer.line,
+    line
+  );
+}
+
+/** The loops of a trial, in words: "line 3: 2 of 100 iterations (cut); line 5: 6 iterations". */
+export function loopsText(
+  trans: TranslationBundle,
+  loops: ITrialLoop[]
+): string {
+  return loops
+    .map(l => {
+      const count =
+        l.total !== null && l.runs === 1
+          ? trans.__('%1 of %2 iterations', l.iterations, l.total)
+          : trans.__('%1 iterations', l.iterations);
+      const cut = l.cut ? ' ' + trans.__('(cut)') : '';
+      return trans.__('line %1: %2', l.line, count) + cut;
+    })
+    .join('; ');
+}
+
 /** A trial run's outcome, in words. */
 export function trialStatusLabel(
   trans: TranslationBundle,
@@ -254,18 +362,24 @@ export function trialFallbackText(
   trial: ITrialOutcome,
   basis: Basis
 ): string {
-  const why = trial.reason
-    ? trans.__(
-        'The trial run %1: %2.',
-        trialStatusLabel(trans, trial.status),
-        trial.reason.replace(/\.$/, '')
-      )
-    : trans.__('The trial run %1.', trialStatusLabel(trans, trial.status));
+  const progress = progressText(trans, trial);
+  const why =
+    progress && isShortened(trial)
+      ? trans.__('The trial run: %1.', progress)
+      : trial.reason
+        ? trans.__(
+            'The trial run %1: %2.',
+            trialStatusLabel(trans, trial.status),
+            trial.reason.replace(/\.$/, '')
+          )
+        : trans.__('The trial run %1.', trialStatusLabel(trans, trial.status));
+  const far =
+    progress && !isShortened(trial) ? ` ${trans.__('It %1.', progress)}` : '';
   const by =
     basis === 'llm'
       ? trans.__('The verdict falls back to the checks and the model.')
       : trans.__('The verdict falls back to the deterministic checks.');
-  return `${why} ${by}`;
+  return `${why}${far} ${by}`;
 }
 
 /** A run's exception, as the traceback's last line says it. */
@@ -323,6 +437,13 @@ export function describeCell(
         break;
       }
       out.basis = basisLabel(trans, assessment);
+      if (isQuick(assessment.basis) && assessment.level !== 'no-crash') {
+        out.label = quickLabel(
+          trans,
+          assessment.level,
+          result?.trial?.quick?.k ?? 0
+        );
+      }
       if (result?.status === 'no_model') {
         out.basis = trans.__('%1 (no model configured)', out.basis);
       }

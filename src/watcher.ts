@@ -272,7 +272,9 @@ export class NotebookWatcher implements IDisposable {
       this.stats.warned(
         record.cellId,
         record.source,
-        assessment.basis === 'trial' ? 'observed' : 'predicted'
+        assessment.basis === 'trial' || assessment.basis === 'quick'
+          ? 'observed'
+          : 'predicted'
       );
     }
   }

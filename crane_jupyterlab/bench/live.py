@@ -75,6 +75,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     trial = p.add_argument_group("trial run (with --backend trial or hybrid)")
     trial.add_argument("--trial-budget", type=float, default=5.0, help="seconds per trial (default 5)")
     trial.add_argument("--trial-memory", type=int, default=2048, help="MB of extra memory per trial")
+    trial.add_argument(
+        "--trial-quick",
+        type=int,
+        default=2,
+        help="quick trials: loops that would outlast the budget are cut after this many iterations "
+        "(default 2; 0: never cut)",
+    )
     trial.add_argument("--no-trial", action="store_true", help="hybrid without the trial run")
     # argparse reads a bare "-RT" as an option, so it is one: `--setting -RT` lands here.
     backend.add_argument("-RT", dest="minus_rt", action="store_true", help=argparse.SUPPRESS)
@@ -131,7 +138,34 @@ def trial_summary(rows: list[dict[str, Any]], cases: list[dict[str, Any]]) -> st
             )
     order = ["crashed", "finished", "blocked", "timed_out", "out_of_memory", "unavailable", "none"]
     line = ", ".join(f"{k} {counts[k]}" for k in order if k in counts)
-    return "\n".join([f"trial outcomes: {line}", *others])
+    return "\n".join([f"trial outcomes: {line}", *others, *quick_summary(rows, truth)])
+
+
+def quick_summary(rows: list[dict[str, Any]], truth: dict[tuple[str, str], Any]) -> list[str]:
+    """Trials that cut a loop short (quick trials), apart: per kind of outcome, how many of the cases
+    really crash and how many do not, and the seconds from the trial's start to its outcome."""
+    kinds: dict[str, list[int]] = {}
+    seconds: list[float] = []
+    for row in rows:
+        outcome = row.get("trial") or {}
+        quick = outcome.get("quick") or {}
+        if not quick.get("cut"):
+            continue
+        status = outcome.get("status")
+        kind = f"crashed ({quick.get('crash')})" if status == "crashed" else str(status)
+        crashes = bool(truth.get((row["id"], row["version"])))
+        kinds.setdefault(kind, [0, 0])[0 if crashes else 1] += 1
+        if row.get("trial_ms") is not None:
+            seconds.append(row["trial_ms"] / 1000)
+    if not kinds:
+        return []
+    seconds.sort()
+    slowest = f", outcome {seconds[-1]:.1f} s after the trial started at most" if seconds else ""
+    lines = [f"quick trials (a loop cut short): {sum(sum(v) for v in kinds.values())}{slowest}"]
+    for kind in sorted(kinds):
+        on_crash, on_fixed = kinds[kind]
+        lines.append(f"  {kind}: {on_crash} on crashing cases, {on_fixed} on fixed cases")
+    return lines
 
 
 def load_cases(path: Path) -> list[dict[str, Any]]:
@@ -284,9 +318,13 @@ async def run_case(
                 row["extraction_ms"] = round((time.perf_counter() - t0) * 1000, 2)
                 if runs_trial(args) and trials.parses(case["target_cell"]):
                     # After the extraction, so the trial's CPU does not slow the probe being measured.
-                    budget = trials.TrialOptions(budget_s=args.trial_budget, memory_mb=args.trial_memory)
+                    budget = trials.TrialOptions(
+                        budget_s=args.trial_budget, memory_mb=args.trial_memory, quick_k=args.trial_quick
+                    )
+                    t1 = time.perf_counter()
                     trial = await trials.run(trials.on_client(kc), case["target_cell"], budget)
                     row["trial"] = trial.model_dump(exclude_none=True)
+                    row["trial_ms"] = round((time.perf_counter() - t1) * 1000, 2)
     except ExtractError as exc:
         row["error"] = f"extract: {type(exc).__name__}: {exc}"
         return row

@@ -70,6 +70,7 @@ MANIFEST = (
     "overlay",
     "supervisor",
     "hooks",
+    "quick",
     "child",
     "trial",
     "scan",

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from . import overlay, sandbox
+from . import overlay, quick, sandbox
 from .cell import python_source
 from .hooks import Guard, Refused
 
@@ -77,7 +77,7 @@ def main(
         report = _prepare(shell, opts, scratch, writer, control, random_state)
         guard = report.pop("guard")
         _send(writer, {"phase": "ready", **report})
-        done = _run(source, ns, shell, guard, report)
+        done = _run(source, ns, shell, guard, report, quick.preparer(opts, writer))
         done["refusals"] = guard.refusals
         done["extra_memory_mb"] = round(private_kb(os.getpid()) / 1024, 1)
         _send(writer, {"phase": "done", **done})
@@ -407,7 +407,7 @@ def _refuse_input(guard: Guard) -> None:  # pragma: no cover - child only
 
 
 def _run(
-    source: str, ns: dict[str, Any], shell: Any, guard: Guard, report: dict[str, Any]
+    source: str, ns: dict[str, Any], shell: Any, guard: Guard, report: dict[str, Any], loops: Any
 ) -> dict[str, Any]:  # pragma: no cover
     """Run the cell as IPython would (its transformation, its compiler flags) on the child's copy of the
     namespace; the outcome as the child sees it."""
@@ -419,7 +419,8 @@ def _run(
     flags = getattr(getattr(shell, "compile", None), "flags", 0) | 0x2000  # PyCF_ALLOW_TOP_LEVEL_AWAIT
     t0 = time.perf_counter()
     try:
-        code = compile(code_text, CELL_FILE, "exec", flags, dont_inherit=True)
+        # Its loops counted (a timed-out trial says how far it got), or cut short (a quick trial).
+        code = compile(loops(code_text, CELL_FILE, ns), CELL_FILE, "exec", flags, dont_inherit=True)
         value = eval(code, ns)
         if getattr(value, "cr_code", None) is not None:
             import asyncio
@@ -428,8 +429,8 @@ def _run(
             loop.run_until_complete(value)
     except BaseException as exc:
         elapsed = ms(time.perf_counter() - t0)
-        return _classify(exc, source, guard, report, elapsed)
-    return {"status": "finished", "elapsed_ms": ms(time.perf_counter() - t0)}
+        return quick.conclude(_classify(exc, source, guard, report, elapsed), ns, exc)
+    return quick.conclude({"status": "finished", "elapsed_ms": ms(time.perf_counter() - t0)}, ns, None)
 
 
 _OOM_TEXT = (

@@ -51,6 +51,9 @@ DEFAULTS: dict[str, Any] = {
     # Writes beneath the working, home and temporary directories land in a private copy-on-write copy
     # (overlay.py) instead of being refused; off here, so a caller that does not ask keeps refusals.
     "private_writes": False,
+    "quick": False,  # a quick trial: long loops cut after their first quick_k iterations (quick.py)
+    "quick_k": 2,
+    "progress": True,  # a full trial counts its loops' iterations, to say how far it got at a timeout
 }
 # Seconds the child may take to enter the sandbox before the cell's budget starts.
 SETUP_ALLOWANCE_S = 3.0
@@ -106,7 +109,7 @@ def _options(options: dict[str, Any] | None) -> dict[str, Any]:
     """The options with the defaults filled in; a value of the wrong type keeps the default, numbers are
     clamped to their bounds."""
     opts = dict(DEFAULTS)
-    bounds = {"budget_s": (0.05, 3600.0), "memory_mb": (16, 1 << 20), "nice": (0, 19)}
+    bounds = {"budget_s": (0.05, 3600.0), "memory_mb": (16, 1 << 20), "nice": (0, 19), "quick_k": (1, 1000)}
     for key, value in (options or {}).items():
         if key not in DEFAULTS:
             continue
@@ -399,6 +402,11 @@ class _Trial:
                 "reason": f"the cell ran past the {float(self.opts['budget_s']):g} s budget"
                 + self.timeout_hint,
             }
+            progress = [r for r in reports if r.get("phase") == "progress"]
+            if progress:  # how far it got (quick.py counts the loops' iterations)
+                last = progress[-1]
+                outcome["progress"] = {"line": last.get("line"), "loops": last.get("loops") or [],
+                                       "elapsed_ms": ms(float(self.opts["budget_s"]))}  # fmt: skip
         elif self.stopped == "memory":
             cap = self.opts["memory_mb"]
             files = f", {overlay.size(self.layer_peak)} of it files written" if self.layer_peak else ""

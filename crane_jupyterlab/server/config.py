@@ -162,6 +162,16 @@ class ServiceConfig:
         copies included) before it is ended (out of memory).""",
         low=16,
     )
+    trial_quick_iterations: int = option(
+        2,
+        help="""Quick trials: a loop of the cell (and of the functions it defines) that would outlast the
+        trial's budget is cut after this many iterations (Keras fit after this many epochs), so the code
+        after it runs within the budget. A crash seen then is reported apart from a full trial's ("seen in
+        a quick trial") and as certain only when it does not depend on how many iterations ran. 0: off
+        (a long cell times out).""",
+        low=0,
+        high=1000,
+    )
     trial_hooks_only: bool = option(
         False,
         help="""Allow trial runs where the OS offers no sandbox (macOS, old kernels, containers that refuse

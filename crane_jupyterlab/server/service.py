@@ -303,8 +303,13 @@ class AnalysisService:
             )
 
         certain = policy.certain(findings, trial)
-        if certain is not None and (certain.source in ("syntax", "trial") or eff.model is not None):
+        if certain is not None and (certain.source in ("syntax", "trial", "quick") or eff.model is not None):
             return result("ok", certain)
+        maybe = policy.maybe_quick(trial) if certain is None else None
+        if maybe is not None:  # seen in a quick trial, may depend on the cut: a warning, no model needed
+            if eff.model is None:
+                return result("no_model", maybe, hint=NO_MODEL_HINT)
+            return result("ok", maybe)
         if eff.model is None:
             # Said beside a certain crash too: the user should know a model could tell more.
             return result("no_model", policy.without_model(findings, trial), hint=NO_MODEL_HINT)
@@ -403,6 +408,7 @@ class AnalysisService:
             memory_mb=self.config.trial_memory_mb,
             hooks_only=self.config.trial_hooks_only,
             private_writes=self.config.trial_private_writes,
+            quick_k=self.config.trial_quick_iterations,
         )
         started = time.perf_counter()
         outcome = await trials.run(call, source, options)

@@ -53,10 +53,12 @@ class TrialOptions:
     memory_mb: int = 2048
     hooks_only: bool = False
     private_writes: bool = True  # the cell's file writes go to a private copy instead of being refused
+    quick_k: int = 2  # quick trial: long loops cut after this many iterations (0: never cut)
 
     def literal(self) -> str:
         return repr({"budget_s": self.budget_s, "memory_mb": self.memory_mb, "hooks_only": self.hooks_only,
-                     "private_writes": self.private_writes})  # fmt: skip
+                     "private_writes": self.private_writes,
+                     "quick": self.quick_k > 0, "quick_k": max(self.quick_k, 1)})  # fmt: skip
 
 
 def unavailable(reason: str) -> TrialOutcome:

@@ -55,9 +55,66 @@ export const observedCrash: IAnalyzeResult = {
     sandbox: 'landlock+seccomp+netns',
     reason: null,
     extra_memory_mb: 3.5,
-    writes: null
+    writes: null,
+    quick: null,
+    progress: null
   }
 };
+
+/** A quick trial (the epoch loop cut after 2 of 100 iterations) saw the evaluation line crash; `crash`
+ * says whether that depends on the cut, and `source` follows it (quick or quick_may). */
+export function quickCrash(
+  crash: 'certain' | 'depends' | 'shortened',
+  source: 'quick' | 'quick_may' | 'checks' = crash === 'certain'
+    ? 'quick'
+    : 'quick_may'
+): IAnalyzeResult {
+  return {
+    ...checksCrash,
+    verdict: {
+      ...checksCrash.verdict!,
+      detection: source !== 'checks',
+      reasoning: 'The cell raised RuntimeError in a quick trial.',
+      source,
+      findings: []
+    },
+    trial: {
+      status: 'crashed',
+      exception: 'RuntimeError',
+      message: 'mat1 and mat2 shapes cannot be multiplied (2400x19 and 20x128)',
+      line: 14,
+      frames: [{ line: 14, text: 'test_pred = model(X_test).argmax(1)' }],
+      elapsed_ms: 900,
+      sandbox: 'landlock+seccomp+netns',
+      reason: null,
+      extra_memory_mb: 30,
+      quick: {
+        k: 2,
+        cut: true,
+        crash,
+        loops: [
+          {
+            line: 2,
+            kind: 'for',
+            iterations: 2,
+            runs: 1,
+            cut: true,
+            total: 100
+          },
+          {
+            line: 5,
+            kind: 'for',
+            iterations: 600,
+            runs: 2,
+            cut: false,
+            total: 300
+          }
+        ]
+      },
+      progress: null
+    }
+  };
+}
 
 /** A trial run outcome other than a crash. */
 export function trialOutcome(
@@ -74,7 +131,9 @@ export function trialOutcome(
     sandbox: status === 'unavailable' ? null : 'landlock+seccomp+netns',
     reason,
     extra_memory_mb: status === 'unavailable' ? null : 2,
-    writes: null
+    writes: null,
+    quick: null,
+    progress: null
   };
 }
 

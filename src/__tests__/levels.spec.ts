@@ -9,6 +9,7 @@ import {
   firstSentence,
   levelOf,
   plain,
+  progressText,
   stateLabel,
   trialFallbackText
 } from '../levels';
@@ -22,6 +23,7 @@ import {
   noModelCrash,
   noModelNoCrash,
   observedCrash,
+  quickCrash,
   syntaxError,
   trialOutcome,
   unfitted
@@ -237,5 +239,108 @@ describe('text helpers', () => {
     const long = firstSentence('x'.repeat(300), 50);
     expect(long).toHaveLength(50);
     expect(long.endsWith('…')).toBe(true);
+  });
+
+  describe('quick trials (loops cut short)', () => {
+    it('a crash that does not depend on the cut is its own "will crash" level, with the real exception and line', () => {
+      const result = quickCrash('certain');
+      expect(levelOf(result.verdict!)).toBe('will-crash');
+      const a = assess(result)!;
+      expect(a.cause).toBe(
+        'RuntimeError: mat1 and mat2 shapes cannot be multiplied (2400x19 and 20x128)'
+      );
+      expect(a.line).toBe(14);
+      const d = describeCell(
+        trans,
+        { state: 'will-crash', stale: false },
+        done(result)
+      );
+      expect(d.label).toBe(
+        'Will crash — seen in a quick trial, loops cut to their first 2 iterations'
+      );
+      expect(d.basis).toBe('it does not depend on how many iterations ran');
+      // Apart from a full trial's observed crash.
+      expect(
+        describeCell(
+          trans,
+          { state: 'will-crash', stale: false },
+          done(observedCrash)
+        ).label
+      ).toBe('Will crash');
+    });
+
+    it('a crash that may depend on the cut is "may crash", never certain', () => {
+      const result = quickCrash('depends');
+      expect(levelOf(result.verdict!)).toBe('may-crash');
+      const d = describeCell(
+        trans,
+        { state: 'may-crash', stale: false },
+        done(result)
+      );
+      expect(d.label).toBe(
+        'May crash — seen in a quick trial, loops cut to their first 2 iterations'
+      );
+      expect(d.basis).toBe('it may depend on how many iterations ran');
+      expect(d.line).toBe(14);
+    });
+
+    it('a shortened run that finished, or failed as shortened runs do, is no verdict of its own', () => {
+      const finished = quickCrash('certain', 'checks');
+      finished.trial = {
+        ...finished.trial!,
+        status: 'finished',
+        exception: null,
+        message: null,
+        line: null,
+        frames: []
+      };
+      finished.verdict = { ...finished.verdict!, detection: false };
+      const a = assess(finished)!;
+      expect(a.level).toBe('no-crash');
+      expect(a.tried).not.toContain('trial'); // not "it ran without error"
+      expect(a.trialFallback).not.toBeNull();
+      expect(trialFallbackText(trans, a.trialFallback!, a.basis)).toBe(
+        'The trial run: the first 2 iterations of its long loops ran without an error ' +
+          '(a quick trial: the rest did not run). The verdict falls back to the deterministic checks.'
+      );
+      const shortened = quickCrash('shortened', 'checks');
+      shortened.verdict = { ...shortened.verdict!, detection: false };
+      expect(assess(shortened)!.trialFallback).not.toBeNull();
+      expect(progressText(trans, shortened.trial!)).toContain(
+        'which a shortened run does by itself'
+      );
+    });
+
+    it('a timed-out full trial says how far it got', () => {
+      const timedOut: IAnalyzeResult = {
+        ...noModelNoCrash,
+        trial: {
+          ...trialOutcome('timed_out', 'the cell ran past the 5 s budget'),
+          progress: {
+            line: 6,
+            elapsed_ms: 5000,
+            loops: [
+              {
+                line: 3,
+                kind: 'for',
+                iterations: 3,
+                runs: 1,
+                cut: false,
+                total: 12
+              }
+            ]
+          }
+        }
+      };
+      expect(progressText(trans, timedOut.trial!)).toBe(
+        'ran 5 s: 3 of 12 iterations of the loop at line 3 without an error (line 6)'
+      );
+      expect(
+        trialFallbackText(trans, assess(timedOut)!.trialFallback!, 'checks')
+      ).toBe(
+        'The trial run timed out: the cell ran past the 5 s budget. It ran 5 s: 3 of 12 iterations ' +
+          'of the loop at line 3 without an error (line 6). The verdict falls back to the deterministic checks.'
+      );
+    });
   });
 });

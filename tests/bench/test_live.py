@@ -268,3 +268,34 @@ def test_the_trial_backend_observes_and_counts_outcomes(
     report = capsys.readouterr().err
     assert "trial outcomes: crashed 1, finished 1, blocked 1" in report
     assert f"own_02/fixed (crash: False): blocked: the sandbox refused to create '{target}'" in report
+
+
+def test_quick_trials_are_counted_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from crane_jupyterlab.server.trial import platform_sandbox
+
+    if not platform_sandbox().available:
+        pytest.skip(f"no OS sandbox for trial runs here: {platform_sandbox().reason}")
+    base = {
+        "library": "own",
+        "executed_cells": ["import time\nimport pandas as pd\ndf = pd.DataFrame({'a': [1]})"],
+    }
+    loop = "for epoch in range(100):\n    time.sleep(0.1)\n"  # 10 s whole
+    cases = write_cases(
+        tmp_path / "cases.jsonl",
+        {**base, "id": "long_01", "version": "buggy", "target_cell": loop + "df['b']", "crash": True},
+        {**base, "id": "long_01", "version": "fixed", "target_cell": loop + "df['a']", "crash": False},
+    )
+    out = tmp_path / "results.jsonl"
+    assert cli.main(["live", "--cases", str(cases), "--out", str(out), "--backend", "trial"]) == 0
+    found = {(r["id"], r["version"]): r for r in rows(out)}
+    buggy, fixed = found["long_01", "buggy"], found["long_01", "fixed"]
+    assert buggy["trial"]["quick"]["crash"] == "certain" and buggy["prediction"]["source"] == "quick"
+    assert buggy["trial"]["quick"]["loops"][0]["iterations"] == 2 and buggy["trial_ms"] < 5000
+    # A shortened run that finished is no "no crash" observed: the trial alone says it did not conclude.
+    assert fixed["trial"]["status"] == "finished" and fixed["prediction"]["detection"] is False
+    assert fixed["prediction"]["source"] == "trial"
+    assert "first iterations ran without an error" in fixed["prediction"]["reasoning"]
+    report = capsys.readouterr().err
+    assert "quick trials (a loop cut short): 2" in report
+    assert "crashed (certain): 1 on crashing cases, 0 on fixed cases" in report
+    assert "finished: 0 on crashing cases, 1 on fixed cases" in report

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from crane_jupyterlab import policy
 from crane_jupyterlab.checks import SYNTAX_RULE
-from crane_jupyterlab.models import Finding, Verdict
+from crane_jupyterlab.models import Finding, QuickTrial, TrialLoop, TrialOutcome, Verdict
 
 NAME = Finding(rule="undefined-name", message="NameError: name 'y' is not defined", line=1)
 KEY = Finding(rule="missing-key", message="KeyError: 'b'", line=2)
@@ -34,3 +34,29 @@ def test_a_prediction_is_marked_as_the_models() -> None:
     prediction = Verdict(detection=True, reasoning="looks off", source="checks", findings=[KEY], votes=[True])
     verdict = policy.from_model(prediction)
     assert verdict.source == "llm" and verdict.findings == [] and verdict.votes == [True]
+
+
+def _quick(status: str, crash: str | None) -> TrialOutcome:
+    loops = [TrialLoop(line=2, kind="for", iterations=2, cut=True, total=100)]
+    exception = {"exception": "RuntimeError", "message": "shapes", "line": 9} if status == "crashed" else {}
+    return TrialOutcome(status=status, quick=QuickTrial(k=2, loops=loops, cut=True, crash=crash), **exception)
+
+
+def test_a_quick_trial_decides_only_with_a_crash_that_does_not_depend_on_the_cut() -> None:
+    certain = policy.certain([], _quick("crashed", "certain"))
+    assert certain is not None and certain.detection and certain.source == "quick"
+    assert "loops cut to their first 2 iterations" in certain.reasoning and "line 9" in certain.reasoning
+    # One that may depend on the cut is a warning in the model's rank, never certain; the checks outrank it.
+    depends = _quick("crashed", "depends")
+    assert policy.certain([], depends) is None
+    maybe = policy.without_model([], depends)
+    assert maybe.detection and maybe.source == "quick_may"
+    assert policy.without_model([KEY], depends).source == "checks"
+    # A shortened run that finished, or failed as shortened runs do, says nothing.
+    for quiet in (_quick("finished", None), _quick("crashed", "shortened")):
+        assert policy.certain([], quiet) is None and policy.maybe_quick(quiet) is None
+        assert not policy.from_trial_alone(quiet).detection
+    # A whole run that finished is still an observed "no crash".
+    whole = TrialOutcome(status="finished", quick=QuickTrial(k=2, cut=False))
+    seen = policy.certain([], whole)
+    assert seen is not None and not seen.detection and seen.source == "trial"

@@ -1,0 +1,484 @@
+"""The quick trial: the cell with its long loops cut short (Lightning's `fast_dev_run`, for a trial run).
+
+`rewrite(code_text)` takes the cell as the kernel will compile it (after IPython's transform) and wraps
+the iterable of every `for` loop and comprehension of the cell, and of the functions it defines, in
+`__crane_quick__.each(loop_id, iterable)`; every `while` loop gets `if __crane_quick__.stop(loop_id):
+break` at the top of its body. At run time (`Runtime`) a loop is cut after its first k iterations only
+when it is long: its known length (`len`) projects past LONG_S from the time those k took, or, length
+unknown, it has already run LONG_S. Cheap loops (column lists, data preparation) run whole, so what
+follows them sees the state a real run sees. Keras `Model.fit` gets a callback that stops training after
+k epochs by the same rule (`keras_fit`). A DataLoader, a generator or a tf.data dataset iterated by a
+`for` loop is cut like any iterable.
+
+Each loop records how many iterations ran, whether it was cut and its length when known. After a crash,
+`Runtime.judge` tells whether the crash depends on how many iterations ran:
+
+- `certain`: no loop had been cut before the crash (everything up to it ran exactly as it will), or the
+  crashing statement, after the cut loops, reads nothing the cut loops touch (dataflow over the cell's
+  top-level statements: every name of a statement that holds a cut loop, whose value is not a module,
+  class, function or builtin, and what later statements compute from or do to those);
+- `depends`: the crashing statement reads what a cut loop touched (or is the statement of a cut loop);
+- `shortened`: the same, and the exception is one a shortened run makes by itself, raised by the cell's
+  own code (its `assert` or `raise`, an index or key past what the loop built, a division by a count):
+  no evidence of a crash at all.
+
+The same rewrite, with no cut, counts the iterations of a full trial and sends the kernel how far it got
+(`progress`), so a trial that runs out of time says where it was. Stdlib only; a cell that cannot be
+rewritten runs unchanged.
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+NAME = "__crane_quick__"
+DEFAULT_K = 2
+LONG_S = 0.5  # a loop projected to run longer than this is cut after its first k iterations
+PROGRESS_S = 0.5  # a full trial tells the kernel how far it got at most this often
+NEVER = 1 << 62  # k of a full trial: nothing is cut
+# Exceptions a shortened run raises by itself when the crashing line reads what the loops built.
+SHORTENED = ("AssertionError", "IndexError", "KeyError", "StopIteration", "ZeroDivisionError")
+
+
+class Loop:
+    __slots__ = ("cut", "iterations", "kind", "line", "runs", "total")
+
+    def __init__(self, line: int, kind: str) -> None:
+        self.line, self.kind = line, kind
+        self.runs = self.iterations = 0
+        self.cut = False
+        self.total: int | None = None
+
+    def report(self) -> dict[str, Any]:
+        return {"line": self.line, "kind": self.kind, "iterations": self.iterations, "runs": self.runs,
+                "cut": self.cut, "total": self.total}  # fmt: skip
+
+
+class Plan:
+    """What the rewrite found: the loops by id (line, kind, the index of their top-level statement) and
+    the cell's functions that hold loops."""
+
+    def __init__(self) -> None:
+        self.loops: dict[int, tuple[int, str, int]] = {}
+        self.functions: dict[str, set[int]] = {}
+        self.body: list[ast.stmt] = []
+
+
+def rewrite(code_text: str, filename: str) -> tuple[ast.Module, Plan] | None:
+    """The cell's tree with its loops wrapped, and the plan; None when it cannot be parsed."""
+    try:
+        tree = ast.parse(code_text, filename)
+    except (SyntaxError, ValueError):
+        return None
+    plan = Plan()
+    plan.body = list(tree.body)  # the original statements (their nodes are rewritten in place)
+    _Wrap(plan).visit(tree)
+    ast.fix_missing_locations(tree)
+    return tree, plan
+
+
+class _Wrap(ast.NodeTransformer):
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.stmt = -1  # index of the top-level statement being visited
+        self.function: str | None = None
+
+    def visit_Module(self, node: ast.Module) -> Any:
+        body: list[ast.stmt] = []
+        for n, stmt in enumerate(list(node.body)):
+            self.stmt = n
+            new = _checked(stmt, n) if isinstance(stmt, ast.Assert) else self.visit(stmt)
+            body.extend(new if isinstance(new, list) else [new])
+        node.body = body
+        return node
+
+    def _add(self, node: ast.AST, kind: str) -> int:
+        lid = len(self.plan.loops)
+        self.plan.loops[lid] = (getattr(node, "lineno", 0), kind, self.stmt)
+        if self.function is not None:
+            self.plan.functions.setdefault(self.function, set()).add(lid)
+        return lid
+
+    def visit_FunctionDef(self, node: Any) -> Any:
+        outer, self.function = self.function, self.function or node.name
+        self.generic_visit(node)
+        self.function = outer
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_For(self, node: ast.For) -> Any:
+        lid = self._add(node, "for")
+        self.generic_visit(node)
+        node.iter = _call("each", lid, node.iter, node.iter)
+        return node
+
+    def visit_While(self, node: ast.While) -> Any:
+        lid = self._add(node, "while")
+        self.generic_visit(node)
+        check = ast.If(test=_call("stop", lid, None, node), body=[ast.Break()], orelse=[])
+        node.body.insert(0, ast.copy_location(check, node))
+        enter = ast.copy_location(ast.Expr(value=_call("enter", lid, None, node)), node)
+        return [enter, node]  # statements of its block: the loop's run starts here
+
+    def _comprehension(self, node: Any) -> Any:
+        self.generic_visit(node)
+        for gen in node.generators:
+            lid = self._add(node, "comprehension")
+            gen.iter = _call("each", lid, gen.iter, gen.iter)
+        return node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+
+def _checked(node: ast.Assert, index: int) -> ast.stmt:
+    """`assert test, msg` as `if not test and not __crane_quick__.skip(index, line): assert False, msg`:
+    the same error when it fails, unless the runtime passes it over (a check of what cut loops built)."""
+    skip = _call("skip", index, ast.Constant(value=node.lineno), node)
+    fail = ast.copy_location(ast.Assert(test=ast.Constant(value=False), msg=node.msg), node)
+    test = ast.BoolOp(
+        op=ast.And(),
+        values=[ast.UnaryOp(op=ast.Not(), operand=node.test), ast.UnaryOp(op=ast.Not(), operand=skip)],
+    )
+    return ast.copy_location(ast.If(test=test, body=[fail], orelse=[]), node)
+
+
+def _call(method: str, lid: int, arg: ast.expr | None, where: ast.AST) -> ast.Call:
+    func = ast.Attribute(value=ast.Name(id=NAME, ctx=ast.Load()), attr=method, ctx=ast.Load())
+    args: list[ast.expr] = [ast.Constant(value=lid)] + ([arg] if arg is not None else [])
+    return ast.copy_location(ast.Call(func=func, args=args, keywords=[]), where)
+
+
+class Runtime:
+    """Installed in the child's namespace as `__crane_quick__`; the wrapped loops call it."""
+
+    def __init__(self, plan: Plan, k: int = DEFAULT_K, long_s: float = LONG_S) -> None:
+        self.plan, self.k, self.long_s = plan, max(1, int(k)), long_s
+        self.loops = {lid: Loop(line, kind) for lid, (line, kind, _) in plan.loops.items()}
+        self.fits: list[Loop] = []  # Keras fit calls
+        self.started: dict[int, tuple[float, int]] = {}  # while loops: their run's start and count
+        self.filename = ""
+        self.budget_s = 0.0
+        self.deadline = 0.0  # when the trial's budget ends (0: no budget known)
+        self.writer = -1  # the pipe to the kernel, for progress
+        self.ns: dict[str, Any] = {}
+        self.skipped: list[int] = []  # lines of the cell's asserts passed over (see `skip`)
+        self.sent = time.monotonic()
+
+    def _cut(self, loop: Loop) -> None:
+        loop.cut = True
+
+    def long(self, started: float, n: int, total: int | None, first: float = 0.0) -> bool:
+        """Whether a loop that ran `n` iterations since `started` (its first one ended at `first`) is
+        long enough to cut: what is left of it, projected from its length, would outlast the trial's
+        budget (and LONG_S); length unknown, it ran half the budget already. The projection takes the
+        faster of the rate with and without the first iteration (warm-up: a first forward pass, a
+        first batch), so a loop that fits in the budget runs whole and the trial sees all of it."""
+        now = time.monotonic()
+        elapsed = now - started
+        left = max(self.long_s, self.deadline - now) if self.deadline else self.long_s
+        if total is not None:
+            rate = elapsed / max(n, 1)
+            if first and n > 1:
+                rate = min(rate, (now - first) / (n - 1))
+            return rate * (total - n) > left
+        return elapsed > max(self.long_s, 0.5 * self.budget_s)
+
+    def each(self, lid: int, iterable: Iterable[Any]) -> Iterator[Any]:
+        loop = self.loops[lid]
+        loop.runs += 1
+        total = _length(iterable)
+        if total is not None:
+            loop.total = total if loop.total is None else max(loop.total, total)
+        return self._each(loop, iter(iterable), total)
+
+    def _each(self, loop: Loop, it: Iterator[Any], total: int | None) -> Iterator[Any]:
+        started, n, first = time.monotonic(), 0, 0.0
+        while True:
+            if n == 1:
+                first = time.monotonic()
+            # Decided before the next item is taken: a cut loop never runs its producer once more.
+            if n >= self.k and self.long(started, n, total, first):
+                self._cut(loop)
+                return
+            try:
+                item = next(it)
+            except StopIteration:
+                return
+            n += 1
+            loop.iterations += 1
+            if self.writer >= 0 and time.monotonic() - self.sent > PROGRESS_S:
+                self.progress()
+            yield item
+
+    def enter(self, lid: int) -> None:
+        self.loops[lid].runs += 1
+        self.started[lid] = (time.monotonic(), 0)
+
+    def stop(self, lid: int) -> bool:
+        """Whether the while loop `lid` stops before its next iteration."""
+        loop = self.loops[lid]
+        started, n = self.started.get(lid, (time.monotonic(), 0))
+        if n >= self.k and self.long(started, n, None):
+            self._cut(loop)
+            return True
+        self.started[lid] = (started, n + 1)
+        loop.iterations += 1
+        if self.writer >= 0 and time.monotonic() - self.sent > PROGRESS_S:
+            self.progress()
+        return False
+
+    def progress(self) -> None:
+        """Tell the kernel how far the cell got (a full trial that runs out of time reports the last)."""
+        import json
+        import os
+        import sys
+
+        self.sent = time.monotonic()
+        frame: Any = sys._getframe(1)
+        line = None
+        while frame is not None:
+            if frame.f_code.co_filename == self.filename:
+                line = frame.f_lineno  # the outermost frame in the cell wins
+            frame = frame.f_back
+        outer = [
+            v.report()
+            for lid, v in sorted(self.loops.items())
+            if v.runs and self.plan.loops[lid][1] != "comprehension"
+        ]
+        message = {"phase": "progress", "line": line, "loops": outer[:3]}
+        try:
+            os.write(self.writer, (json.dumps(message) + "\n").encode())
+        except OSError:
+            self.writer = -1
+
+    def report(self) -> dict[str, Any]:
+        loops = [v.report() for v in self.loops.values() if v.runs] + [f.report() for f in self.fits]
+        out: dict[str, Any] = {"k": self.k, "loops": loops, "cut": any(v["cut"] for v in loops)}
+        if self.skipped:
+            out["skipped_asserts"] = self.skipped
+        return out
+
+    # -- after a crash ------------------------------------------------------------------------------
+
+    def judge(self, exception: str, frames: list[dict[str, Any]], ns: dict[str, Any], own: bool) -> str:
+        """`certain`, `depends` or `shortened` (see the module's doc). `frames`: the crash's frames in the
+        cell, outermost first; `own`: raised by the cell's own code (not inside a library)."""
+        if not any(loop.cut for loop in self.loops.values()) and not any(f.cut for f in self.fits):
+            return "certain"
+        index = _statement(self.plan.body, frames[0]["line"] if frames else None)
+        touched = self._touched(index, ns)
+        if touched is None:
+            return "depends"
+        values, counts = touched
+        if values is False and not self.skipped:
+            return "certain"
+        return "shortened" if own and exception in SHORTENED and counts else "depends"
+
+    def skip(self, index: int, line: int) -> bool:
+        """Whether a failed `assert` of the cell (top-level statement `index`) is passed over: it checks
+        what the shortened loops computed (`assert len(history) == EPOCHS`, an accuracy threshold), which
+        a shortened run fails by itself. The quick trial goes on to the code after it; a crash seen
+        later then depends on the cut."""
+        touched = self._touched(index, self.ns)
+        if touched is None or touched[0] is False:
+            return False
+        self.skipped.append(line)
+        return True
+
+    def _touched(self, index: int | None, ns: dict[str, Any]) -> tuple[bool, bool] | None:
+        """Whether top-level statement `index` reads what the cut loops changed: (any value, what they
+        built by the count: the names of their own statements and what plain statements derive from
+        those). None: the statement is not found, or a cut happened outside the cell."""
+        cut = [self.plan.loops[lid][2] for lid, loop in self.loops.items() if loop.cut]
+        fits = [_statement(self.plan.body, f.line) for f in self.fits if f.cut]
+        if index is None or None in fits:
+            return None
+        cut_statements = set(cut) | {i for i in fits if i is not None}
+        if not cut_statements:
+            return False, False
+        if index in cut_statements:
+            return True, True
+        values: set[str] = set()
+        counts: set[str] = set()  # a function's cut loop: what its callers store from it
+        for i in cut_statements:
+            stmt = self.plan.body[i]
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                counts.add(stmt.name)
+            else:  # what it binds or changes, and every mutable object it reads
+                counts |= _stored(stmt) | {n for n in _names(stmt) if _carries(ns.get(n))}
+        values |= counts
+        for stmt in self.plan.body[min(cut_statements) + 1 : index]:
+            names = _names(stmt)
+            if names & values:
+                values |= _stored(stmt)
+            if names & counts:
+                counts |= _stored(stmt)
+        reads = _names(self.plan.body[index])
+        calls_user = any(_user_function(ns.get(n)) for n in reads)
+        return bool(reads & values) or bool(calls_user and values), bool(reads & counts)
+
+
+def keras_fit(runtime: Runtime) -> None:
+    """Keras `Model.fit`, in the child only: a callback stops training after k epochs when the epochs
+    so far project past LONG_S. Patched only when the kernel has imported Keras."""
+    import sys
+
+    keras = sys.modules.get("keras")
+    model_cls = getattr(keras, "Model", None)
+    callback_cls = getattr(getattr(keras, "callbacks", None), "Callback", None)
+    if model_cls is None or callback_cls is None:
+        return
+    fit = model_cls.fit
+
+    class _Cut(callback_cls):  # type: ignore[misc, valid-type]
+        def __init__(self, loop: Loop) -> None:
+            super().__init__()
+            self.loop, self.started = loop, time.monotonic()
+
+        def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+            done = self.loop.iterations = epoch + 1
+            total = self.loop.total
+            if done >= runtime.k and (total or 0) > done and runtime.long(self.started, done, total):
+                runtime._cut(self.loop)
+                self.model.stop_training = True
+
+    def quick_fit(self: Any, *args: Any, **kwargs: Any) -> Any:
+        caller = sys._getframe(1)
+        line = caller.f_lineno if caller.f_code.co_filename == runtime.filename else 0
+        epochs = kwargs.get("epochs", args[4] if len(args) > 4 else 1)
+        loop = Loop(line, "fit")
+        loop.runs, loop.total = 1, epochs if isinstance(epochs, int) else None
+        runtime.fits.append(loop)
+        kwargs["callbacks"] = [*list(kwargs.get("callbacks") or []), _Cut(loop)]
+        return fit(self, *args, **kwargs)
+
+    model_cls.fit = quick_fit
+
+
+def _length(iterable: Any) -> int | None:
+    if isinstance(iterable, (range, list, tuple, dict, str, set, frozenset)):
+        return len(iterable)
+    size = getattr(type(iterable), "__len__", None)  # DataLoader, arrays, frames: their own length
+    if size is None:
+        return None
+    try:
+        n = size(iterable)
+    except Exception:
+        return None
+    return n if isinstance(n, int) else None
+
+
+def _statement(body: list[ast.stmt], line: int | None) -> int | None:
+    if line is None:
+        return None
+    for n, stmt in enumerate(body):
+        if stmt.lineno <= line <= (getattr(stmt, "end_lineno", None) or stmt.lineno):
+            return n
+    return None
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id != NAME}
+
+
+def _stored(node: ast.AST) -> set[str]:
+    """Names a statement binds or may change: assignment targets, the objects of attribute and item
+    stores, and the receivers of method calls."""
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.add(n.id)
+        elif isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            base = n.value
+            while isinstance(base, (ast.Attribute, ast.Subscript)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                out.add(base.id)
+        elif (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and isinstance(n.func.value, ast.Name)
+        ):
+            out.add(n.func.value.id)
+    return out
+
+
+def _carries(value: Any) -> bool:
+    """Whether a name's value can carry what a loop did to it without rebinding the name: not a module,
+    class, function or builtin, nor an immutable value (a number, a string, a tuple of those)."""
+    import types
+
+    kinds = (types.ModuleType, type, types.BuiltinFunctionType, types.FunctionType)
+    if isinstance(value, (int, float, complex, str, bytes, bool, type(None), range, frozenset)):
+        return False
+    if isinstance(value, tuple):
+        return any(_carries(v) for v in value)
+    return not isinstance(value, kinds)
+
+
+def _user_function(value: Any) -> bool:
+    import types
+
+    return isinstance(value, types.FunctionType) and getattr(value, "__module__", "") == "__main__"
+
+
+# -- the child's hooks (child.py calls these two) -------------------------------------------------------
+
+
+def preparer(opts: dict[str, Any], writer: int) -> Any:
+    """`prepare` with the trial's options and its pipe to the kernel."""
+    return lambda code_text, filename, ns: prepare(code_text, filename, ns, opts, writer)
+
+
+def prepare(code_text: str, filename: str, ns: dict[str, Any], opts: dict[str, Any], writer: int) -> Any:
+    """What to compile: for a quick trial the rewritten tree (with `Runtime` in `ns`), for a full one the
+    tree that only counts and reports progress; the text unchanged when it cannot be rewritten."""
+    quick = bool(opts.get("quick"))
+    if not quick and not opts.get("progress", True):
+        return code_text
+    rewritten = rewrite(code_text, filename)
+    if rewritten is None:
+        return code_text
+    tree, plan = rewritten
+    runtime = Runtime(plan, int(opts.get("quick_k", DEFAULT_K)) if quick else NEVER)
+    runtime.filename, runtime.writer, runtime.ns = filename, writer, ns
+    budget = opts.get("budget_s")
+    if isinstance(budget, (int, float)) and budget > 0:
+        runtime.budget_s, runtime.deadline = float(budget), time.monotonic() + float(budget)
+    ns[NAME] = runtime
+    if quick:
+        keras_fit(runtime)
+    return tree
+
+
+def conclude(outcome: dict[str, Any], ns: dict[str, Any], exc: BaseException | None) -> dict[str, Any]:
+    """A quick trial's outcome with what its loops did (`quick`: k, the loops, whether one was cut, and
+    for a crash how far it depends on the cut)."""
+    runtime = ns.get(NAME)
+    if not isinstance(runtime, Runtime) or runtime.k >= NEVER:
+        return outcome
+    quick = runtime.report()
+    if exc is not None and outcome.get("status") == "crashed":
+        frames = outcome.get("frames") or []
+        own = _raised_in_cell(exc, runtime.filename)
+        name = type(exc).__name__
+        if own and frames and str(frames[-1].get("text", "")).startswith("raise"):
+            name = (
+                "AssertionError"  # the cell's own raise: whatever it raises, it judges what the loops built
+            )
+        try:
+            quick["crash"] = runtime.judge(name, frames, ns, own)
+        except Exception:
+            quick["crash"] = "depends"
+    return {**outcome, "quick": quick}
+
+
+def _raised_in_cell(exc: BaseException, filename: str) -> bool:
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_filename == filename

@@ -1,0 +1,136 @@
+"""Quick trials (kernel/quick.py): long loops cut after their first iterations in the forked child, and
+how a crash relates to the cut; a full trial that runs out of time says how far it got."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from crane_jupyterlab.kernel import quick
+
+pytestmark = pytest.mark.usefixtures("os_layer")
+
+# A loop of 40 "epochs" of ~0.15 s each: 6 s whole, far past a 2 s budget.
+TRAIN = """import time
+history = []
+for epoch in range(EPOCHS):
+    t = time.perf_counter()
+    while time.perf_counter() - t < 0.15:
+        pass
+    history.append(epoch)
+"""
+
+
+def quick_run(kit: SimpleNamespace, source: str, ns: dict[str, Any], **options: Any) -> dict[str, Any]:
+    outcome: dict[str, Any] = kit.run_here(source, ns, quick=True, budget_s=2.0, **options)
+    return outcome
+
+
+def test_a_crash_after_a_long_loop_on_values_the_loop_does_not_touch_is_certain(kit: SimpleNamespace) -> None:
+    ns: dict[str, Any] = {"EPOCHS": 40, "settings": {"lr": 0.1}}
+    outcome = quick_run(kit, TRAIN + "print(settings['batch_size'])", ns)
+    assert (outcome["status"], outcome["exception"], outcome["line"]) == ("crashed", "KeyError", 8)
+    assert outcome["quick"]["cut"] and outcome["quick"]["crash"] == "certain"
+    first = outcome["quick"]["loops"][0]
+    assert (first["line"], first["iterations"], first["cut"], first["total"]) == (3, 2, True, 40)
+    assert outcome["elapsed_ms"] < 1500
+
+
+def test_a_crash_on_what_the_loop_built_depends_on_the_cut(kit: SimpleNamespace) -> None:
+    ns: dict[str, Any] = {"EPOCHS": 40}
+    lengths = quick_run(
+        kit, TRAIN + "import numpy as np\nnp.stack([np.arange(len(history)), np.arange(40)])", ns
+    )
+    assert lengths["status"] == "crashed" and lengths["quick"]["crash"] == "depends"
+    # The cell's own check of the loop's result fails on any shortened run: passed over, and what
+    # follows runs; a crash after it depends on the cut (the real run may stop at the assert).
+    relies = quick_run(kit, TRAIN + "assert len(history) == EPOCHS\nsettings['lr']", {**ns, "settings": {}})
+    assert relies["exception"] == "KeyError" and relies["quick"]["crash"] == "depends"
+    assert relies["quick"]["skipped_asserts"] == [8]
+    # An assert on what the loops did not touch stays an assert, and its failure is certain.
+    plain = quick_run(kit, TRAIN + "assert EPOCHS < 10, 'too many'", ns)
+    assert (plain["exception"], plain["message"], plain["line"]) == ("AssertionError", "too many", 8)
+    assert plain["quick"]["crash"] == "certain"
+    # An index past what the loop built: a shortened run fails by itself, no evidence.
+    past = quick_run(kit, TRAIN + "print(history[EPOCHS - 1])", ns)
+    assert past["exception"] == "IndexError" and past["quick"]["crash"] == "shortened"
+
+
+def test_what_an_outer_loop_builds_from_a_cut_inner_loop_is_touched_by_the_cut(kit: SimpleNamespace) -> None:
+    source = (
+        "import time\npeaks = []\nfor trial in range(3):\n    peak = 0\n    for step in range(10**6):\n"
+        "        t = time.perf_counter()\n        while time.perf_counter() - t < 0.01:\n            pass\n"
+        "        peak = max(peak, step)\n    peaks.append(peak)\nreport = {'peaks': peaks, 'tags': tags}\n"
+        "import json\njson.dumps(report)"
+    )
+    outcome = quick_run(kit, source, {"tags": {"a"}})
+    assert outcome["exception"] == "TypeError" and outcome["quick"]["crash"] == "depends"
+
+
+def test_a_crash_in_the_first_iterations_is_certain(kit: SimpleNamespace) -> None:
+    ns: dict[str, Any] = {"EPOCHS": 40, "rates": [0.1]}
+    outcome = quick_run(
+        kit, TRAIN.replace("    history.append(epoch)", "    history.append(rates[epoch])"), ns
+    )
+    assert (outcome["exception"], outcome["quick"]["crash"], outcome["quick"]["cut"]) == (
+        "IndexError",
+        "certain",
+        False,
+    )
+
+
+def test_a_late_crash_is_not_reached_and_a_shortened_run_is_not_no_crash(kit: SimpleNamespace) -> None:
+    ns: dict[str, Any] = {"EPOCHS": 40, "rates": [0.1] * 30}
+    outcome = quick_run(
+        kit, TRAIN.replace("    history.append(epoch)", "    history.append(rates[epoch])"), ns
+    )
+    assert outcome["status"] == "finished" and outcome["quick"]["cut"]
+
+
+def test_cheap_loops_run_whole_and_functions_of_the_cell_are_cut(kit: SimpleNamespace) -> None:
+    source = (
+        "cols = [c.upper() for c in names]\nfor c in cols:\n    pass\n"
+        "def train(n):\n    out = []\n    for i in range(n):\n        t = time.perf_counter()\n"
+        "        while time.perf_counter() - t < 0.1:\n            pass\n"
+        "        out.append(i)\n    return out\n"
+        "import time\nh = train(100)\ncols[len(h)]"
+    )
+    outcome = quick_run(kit, source, {"names": list("abcdef")})
+    # The cheap loops ran all 6; train's loop was cut at 2, so cols[2] exists: no crash, but shortened.
+    assert outcome["status"] == "finished" and outcome["quick"]["cut"]
+    loops = {(loop["line"], loop["kind"]): loop for loop in outcome["quick"]["loops"]}
+    assert loops[(1, "comprehension")]["iterations"] == 6 and not loops[(1, "comprehension")]["cut"]
+    assert loops[(2, "for")]["iterations"] == 6
+    assert loops[(6, "for")]["iterations"] == 2 and loops[(6, "for")]["cut"]
+
+
+def test_a_while_loop_is_cut(kit: SimpleNamespace) -> None:
+    source = "import time\nn = 0\nwhile n < 10**9:\n    time.sleep(0.01)\n    n += 1\nprint(undefined_name)"
+    outcome = quick_run(kit, source, {})
+    assert outcome["exception"] == "NameError" and outcome["quick"]["crash"] == "certain"
+    assert outcome["quick"]["loops"][0]["cut"]
+
+
+def test_a_full_trial_that_times_out_says_how_far_it_got(kit: SimpleNamespace) -> None:
+    outcome = kit.run_here(TRAIN, {"EPOCHS": 40}, budget_s=1.0)
+    assert outcome["status"] == "timed_out"
+    progress = outcome["progress"]
+    epochs = progress["loops"][0]
+    assert epochs["line"] == 3 and epochs["total"] == 40 and 2 <= epochs["iterations"] < 40
+    assert progress["line"] in (3, 4, 5, 6, 7)
+
+
+def test_the_rewrite_keeps_the_cell_s_meaning() -> None:
+    code = (
+        "xs = [i * i for i in range(5)]\ntotal = 0\nwhile total < 3:\n    total += 1\nelse:\n    done = True"
+    )
+    rewritten = quick.rewrite(code, "<cell>")
+    assert rewritten is not None
+    tree, plan = rewritten
+    ns: dict[str, Any] = {}
+    ns[quick.NAME] = quick.Runtime(plan, k=1, long_s=60.0)
+    exec(compile(tree, "<cell>", "exec"), ns)
+    assert ns["xs"] == [0, 1, 4, 9, 16] and ns["total"] == 3 and ns["done"] is True
+    assert quick.rewrite("def (:", "<cell>") is None
