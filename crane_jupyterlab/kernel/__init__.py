@@ -69,6 +69,7 @@ MANIFEST = (
     "sandbox",
     "supervisor",
     "hooks",
+    "tfwork",
     "child",
     "trial",
     "scan",
