@@ -112,6 +112,15 @@ def claimed_exception(row: dict[str, Any]) -> str | None:
     return match.group(1).rsplit(".", 1)[-1] if match else None
 
 
+# Subclasses a claim of the base class covers (Python reports a bad indent as IndentationError).
+_SUBCLASSES = {"SyntaxError": ("IndentationError", "TabError"), "ImportError": ("ModuleNotFoundError",)}
+
+
+def same_exception(claimed: str | None, real: str | None) -> bool:
+    """Whether a warning's exception is the one that was raised (None: the warning named none)."""
+    return claimed is None or claimed == real or real in _SUBCLASSES.get(claimed, ())
+
+
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Every figure of the summary, as data (the rendered text is `render`'s)."""
     ran = [r for r in rows if r.get("outcome") not in (None, "skipped")]
@@ -157,7 +166,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     mismatched = [
         r for r in certain
         if r["outcome"] not in ("ok", "timeout")
-        and claimed_exception(r) not in (None, (r.get("run") or {}).get("exception"))
+        and not same_exception(claimed_exception(r), (r.get("run") or {}).get("exception"))
     ]  # fmt: skip
     return {
         "notebooks": len({r["notebook"] for r in rows}),
