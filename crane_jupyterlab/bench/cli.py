@@ -11,18 +11,18 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import junobench, live, serverspeed, speed, verify
+from . import junobench, live, notebooks, serverspeed, speed, verify
 
 # Sub-command modules, in the order `--help` lists them; each has `register(subparsers)`.
-SUBCOMMANDS = (live, verify, junobench, speed, serverspeed)
+SUBCOMMANDS = (live, verify, notebooks, junobench, speed, serverspeed)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="crane-bench",
         description=(
-            "Benchmarks of crane-jupyterlab: the live crash suite (and verifying a suite's cases), JunoBench,"
-            " and speed."
+            "Benchmarks of crane-jupyterlab: the live crash suite (and verifying a suite's cases), real"
+            " notebooks, JunoBench, and speed."
         ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -71,6 +71,7 @@ MANIFEST = (
     "supervisor",
     "hooks",
     "quick",
+    "tfwork",
     "child",
     "trial",
     "scan",

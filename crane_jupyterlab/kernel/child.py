@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from . import overlay, quick, sandbox
+from . import overlay, quick, sandbox, tfwork
 from .cell import python_source
 from .hooks import Guard, Refused
 
@@ -138,6 +138,7 @@ def _prepare(
     step("mappings")
     _limits(opts)
     _single_threaded()
+    tfwork.arm()  # a TensorFlow graph function ends the trial when called, instead of hanging
     step("threads")
     _libraries(scratch, random_state)
     step("libraries")
@@ -452,6 +453,8 @@ def _classify(
                 "reason": f"the cell ran out of the trial's memory ({type(exc).__name__})"}  # fmt: skip
     if any("cannot re-initialize cuda in forked subprocess" in s for s in texts):
         return {**unavailable("CUDA in use: a forked process cannot use the GPU"), "elapsed_ms": elapsed}
+    if any(isinstance(e, tfwork.GraphFunctionCall) for e in chain):
+        return {**unavailable(tfwork.REASON), "elapsed_ms": elapsed}
     refused = any(isinstance(e, Refused) for e in chain)
     if refused and not guard.refusals:
         guard.refusals.append("an operation the sandbox refused")

@@ -1,0 +1,418 @@
+"""`crane-bench notebooks PATH...`: audit real notebooks, cell by cell, against what really happens.
+
+Each notebook (`.ipynb` files, or every notebook under a folder) runs in a fresh kernel of this
+interpreter whose working directory is the notebook's folder. Every code cell, in order, is first
+analysed exactly as the server analyses it (`AnalysisService`: the probe, the deterministic checks, a
+trial run per `--trial`, the model when `--model` is given), then executed, and what really happened is
+recorded: it ran, or it raised (the exception, its message and the cell's line), or it ran past
+`--timeout` (it is interrupted and the notebook goes on). A kernel that dies or cannot be interrupted
+ends its notebook; the cells left are recorded as skipped.
+
+One JSON line per cell goes to `--out`:
+`{"notebook", "index", "source", "framework", "analysis", "verdict", "warning", "trial", "timing",
+"run", "outcome"}`: `index` is the cell's position in the notebook (markdown cells count), `verdict` the
+server's verdict (`detection`, `source`, `reasoning`, `rules`), `warning` "certain" (a crash the checks,
+a syntax error or the trial vouch for), "predicted" (the model's) or null, `timing` analyze/extraction/
+trial/run ms, `run` the real execution (`status` ok|error|timeout|died|skipped, `exception`, `message`,
+`line`), `outcome` its class: ok, crash, cascade (a NameError of a name an earlier failed cell should
+have defined), network, missing_file (the crash came from the machine, not the code), timeout, died,
+skipped.
+
+At the end a summary: certain warnings against real crashes (precision, recall on crashes, on
+non-NameError crashes, cascades and machine-caused crashes counted apart), trial outcomes and how they
+compare with the real run, analyze latency p50/p95 (all cells and by the notebook's framework), and
+every false warning and every missed crash. `--summarize FILE` prints the summary of an earlier --out
+file without running anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import asyncio
+import contextlib
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from . import notebook_summary as summary
+from .kernels import CellFailed, drain_iopub, fresh_kernel, wait_reply
+
+KERNEL_ID = "crane-bench-notebook"
+# Seconds a cell gets to answer after an interrupt before its notebook is given up.
+INTERRUPT_GRACE_S = 20.0
+# The traceback's frame of the executed cell: IPython >= 8 names it "Cell In[<count>], line <n>".
+_CELL_FRAME = re.compile(r"Cell In\[(\d+)\], line (\d+)")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+MESSAGE_CHARS = 500
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "notebooks",
+        help="audit real notebooks: analyse each cell as the server does, run it, compare",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("paths", nargs="*", type=Path, help=".ipynb files or folders (searched recursively)")
+    p.add_argument("--out", type=Path, help="results file to write (JSON lines, one per cell)")
+    p.add_argument(
+        "--trial",
+        choices=("off", "on-demand", "auto"),
+        help="trial runs as the server's mode: off (checks only), on-demand (every cell as if the user "
+        "chose Trial-Run Cell), auto (with every analysis); default: the server's default on this machine",
+    )
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per executed cell (default 120)")
+    p.add_argument("--jobs", type=int, default=1, help="notebooks run at the same time (default 1)")
+    p.add_argument("--trial-budget", type=float, default=5.0, help="seconds per trial (default 5)")
+    p.add_argument("--model", help="litellm model name: a model judges what nothing certain decides")
+    p.add_argument("--api-base", default="", help="OpenAI-compatible endpoint for --model")
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="add to each kernel's environment (PIP_NO_INDEX=1: `%%pip install` cells install nothing)",
+    )
+    p.add_argument("--summary-json", type=Path, help="also write the summary as JSON")
+    p.add_argument(
+        "--summarize", type=Path, metavar="FILE", help="print the summary of an earlier --out file"
+    )
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.summarize is not None:
+        try:
+            rows = summary.load(args.summarize)
+        except (OSError, ValueError) as exc:
+            print(f"crane-bench notebooks: {exc}", file=sys.stderr)
+            return 2
+        return _report(rows, args)
+    try:
+        notebooks = find_notebooks(args.paths)
+        env = _env(args.env)
+        _check_args(args)
+    except (OSError, ValueError) as exc:
+        print(f"crane-bench notebooks: {exc}", file=sys.stderr)
+        return 2
+    if args.trial is None:
+        from ..server.config import default_trial_mode
+
+        args.trial = default_trial_mode()
+    out = args.out.open("w", encoding="utf-8") if args.out else None
+    try:
+        rows = asyncio.run(_run_all(notebooks, args, env, out))
+    finally:
+        if out is not None:
+            out.close()
+    return _report(rows, args)
+
+
+def _report(rows: list[dict[str, Any]], args: argparse.Namespace) -> int:
+    figures = summary.summarize(rows)
+    print(summary.render(figures))
+    if args.summary_json is not None:
+        args.summary_json.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    if args.jobs < 1:
+        raise ValueError("--jobs must be at least 1")
+    if args.timeout <= 0 or args.trial_budget <= 0:
+        raise ValueError("--timeout and --trial-budget must be positive")
+    for path in (args.out, args.summary_json):
+        if path is not None and not path.parent.is_dir():
+            raise ValueError(f"directory {path.parent} does not exist")
+
+
+def _env(pairs: list[str]) -> dict[str, str]:
+    env = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--env wants KEY=VALUE, got {pair!r}")
+        env[key] = value
+    return env
+
+
+def find_notebooks(paths: list[Path]) -> list[Path]:
+    """The notebooks named or found under the folders, in order, each once; an error names a path that
+    is neither."""
+    if not paths:
+        raise ValueError("name at least one .ipynb file or folder")
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(
+                p for p in path.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts and p.is_file()
+            )
+        elif path.is_file() and path.suffix == ".ipynb":
+            found.append(path)
+        else:
+            raise ValueError(f"{path}: not an .ipynb file or a folder")
+    unique = list(dict.fromkeys(p.resolve() for p in found))
+    if not unique:
+        raise ValueError("no notebook found under " + ", ".join(map(str, paths)))
+    return unique
+
+
+def code_cells(path: Path) -> list[tuple[int, str]]:
+    """(position in the notebook, source) of each non-empty code cell; ValueError for a file that is not
+    a notebook."""
+    try:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a notebook ({exc})") from None
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        raise ValueError(f"{path}: not a notebook (no cells; nbformat 3 notebooks are not read)")
+    found = []
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        if source.strip():
+            found.append((index, source))
+    return found
+
+
+async def _run_all(
+    notebooks: list[Path], args: argparse.Namespace, env: dict[str, str], out: IO[str] | None
+) -> list[dict[str, Any]]:
+    slots = asyncio.Semaphore(args.jobs)
+    rows: list[dict[str, Any]] = []
+    started = time.monotonic()
+    done = 0
+
+    def emit(row: dict[str, Any]) -> None:
+        rows.append(row)
+        if out is not None:  # written as each cell ends, so an interrupted run keeps what it measured
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+
+    async def one(path: Path) -> None:
+        nonlocal done
+        async with slots:
+            t0 = time.monotonic()
+            note = await run_notebook(path, args, env, emit)
+        done += 1
+        print(
+            f"[{done}/{len(notebooks)}] {path} {note} ({time.monotonic() - t0:.0f} s, "
+            f"total {time.monotonic() - started:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    await asyncio.gather(*(one(path) for path in notebooks))
+    order = {str(p): n for n, p in enumerate(notebooks)}
+    rows.sort(key=lambda r: (order.get(r["notebook"], len(order)), r["index"]))
+    return rows
+
+
+class _OneKernel:
+    """The service's view of the kernels it may analyse against: this notebook's only."""
+
+    def __init__(self, manager: Any) -> None:
+        self.manager = manager
+
+    def __contains__(self, kernel_id: str) -> bool:
+        return kernel_id == KERNEL_ID
+
+    def get_kernel(self, kernel_id: str) -> Any:
+        return self.manager
+
+
+def _service(manager: Any, args: argparse.Namespace) -> Any:
+    from ..server.config import ServiceConfig
+    from ..server.service import AnalysisService
+
+    config = ServiceConfig(
+        model=args.model or "",
+        api_base=args.api_base,
+        trial=args.trial,
+        trial_budget=args.trial_budget,
+    )
+    return AnalysisService(config, _OneKernel(manager))
+
+
+async def run_notebook(path: Path, args: argparse.Namespace, env: dict[str, str], emit: Any) -> str:
+    """Analyse then run every code cell of one notebook; returns a note for the progress line."""
+    try:
+        cells = code_cells(path)
+    except (OSError, ValueError) as exc:
+        return f"skipped: {exc}"
+    framework = summary.framework(source for _, source in cells)
+    failed_names: set[str] = set()  # names the cells that failed should have bound
+    stopped = ""
+    analysed = 0
+    try:
+        async with fresh_kernel(cwd=str(path.parent), env=env) as (manager, kc):
+            service = _service(manager, args)
+            try:
+                for index, source in cells:
+                    row = _row(path, index, source, framework)
+                    if stopped:
+                        row["run"] = {"status": "skipped", "reason": stopped}
+                        row["outcome"] = "skipped"
+                        emit(row)
+                        continue
+                    await _analyse(service, source, args, row)
+                    analysed += 1
+                    run = await execute(kc, manager, source, args.timeout)
+                    row["timing"]["run_ms"] = run.pop("ms")
+                    row["run"] = run
+                    row["outcome"] = summary.classify(run, failed_names)
+                    _track_names(source, run["status"] == "ok", failed_names)
+                    if run["status"] == "died" or run.get("stuck"):
+                        stopped = f"cell {index}: {run.get('message') or run['status']}"
+                    emit(row)
+            finally:
+                await service.close()
+    except RuntimeError as exc:  # jupyter_client: the kernel did not start or answer
+        return f"kernel failed after {analysed} cells: {exc}"
+    return f"{analysed}/{len(cells)} code cells" + (f", stopped at {stopped}" if stopped else "")
+
+
+def _row(path: Path, index: int, source: str, framework: str) -> dict[str, Any]:
+    return {
+        "notebook": str(path),
+        "index": index,
+        "source": source,
+        "framework": framework,
+        "analysis": None,
+        "verdict": None,
+        "warning": None,
+        "trial": None,
+        "timing": {},
+        "run": None,
+        "outcome": None,
+    }
+
+
+async def _analyse(service: Any, source: str, args: argparse.Namespace, row: dict[str, Any]) -> None:
+    from ..api import MAX_SOURCE_CHARS, AnalyzeRequest, AnalyzeSettings
+
+    if len(source) > MAX_SOURCE_CHARS:
+        row["analysis"] = "error: the cell is larger than the server accepts"
+        return
+    # on-demand: the request of the "Trial-Run Cell" command; otherwise the server's mode decides.
+    settings = AnalyzeSettings(trial=True if args.trial == "on-demand" else None)
+    request = AnalyzeRequest(kernel_id=KERNEL_ID, source=source, settings=settings)
+    t0 = time.perf_counter()
+    try:
+        result = await service.analyze(request)
+    except Exception as exc:  # the service's typed errors: the cell is still run and recorded
+        row["analysis"] = f"error: {type(exc).__name__}: {exc}"
+        row["timing"]["analyze_ms"] = _ms(time.perf_counter() - t0)
+        return
+    row["timing"].update(
+        analyze_ms=_ms(time.perf_counter() - t0),
+        extraction_ms=round(result.timing.extraction_ms, 2),
+        trial_ms=round(result.timing.trial_ms, 2),
+        llm_ms=round(result.timing.llm_ms, 2),
+    )
+    row["analysis"] = result.status
+    verdict = result.verdict
+    if verdict is not None:
+        row["verdict"] = {
+            "detection": verdict.detection,
+            "source": verdict.source,
+            "reasoning": verdict.reasoning,
+            "rules": [f.rule for f in verdict.findings],
+        }
+        if verdict.detection:
+            row["warning"] = "predicted" if verdict.source == "llm" else "certain"
+    if result.trial is not None:
+        row["trial"] = result.trial.model_dump(exclude_none=True, exclude={"frames"})
+
+
+async def execute(kc: Any, manager: Any, source: str, timeout: float) -> dict[str, Any]:
+    """Run the cell as a notebook does; what happened: status ok|error|timeout|died, the exception, its
+    message and the cell's line, `stuck` when even an interrupt did not end it, and `ms`."""
+    t0 = time.perf_counter()
+    msg_id = kc.execute(source, silent=False, store_history=True, allow_stdin=False, stop_on_error=True)
+    run: dict[str, Any] = {"status": "ok"}
+    try:
+        try:
+            content = await wait_reply(kc, msg_id, timeout)
+        except TimeoutError:
+            run = {"status": "timeout", "message": f"ran past {timeout:g} s and was interrupted"}
+            await manager.interrupt_kernel()
+            try:
+                content = await wait_reply(kc, msg_id, INTERRUPT_GRACE_S)
+            except TimeoutError:
+                run.update(stuck=True, message=f"ran past {timeout:g} s and ignored the interrupt")
+                content = {}
+    except CellFailed as exc:  # the kernel died
+        run = {"status": "died", "message": str(exc)}
+        content = {}
+    run["ms"] = _ms(time.perf_counter() - t0)
+    await drain_iopub(kc)
+    if run["status"] == "ok" and content.get("status") != "ok":
+        evalue = str(content.get("evalue", ""))
+        run.update(
+            status="error",
+            exception=str(content.get("ename") or "Error"),
+            message=evalue[:MESSAGE_CHARS],
+            line=_line(content),
+        )
+    return run
+
+
+def _line(content: dict[str, Any]) -> int | None:
+    """The line of the executed cell the exception was raised from (its last frame in the cell)."""
+    count = str(content.get("execution_count"))
+    line = None
+    for entry in content.get("traceback") or []:
+        for match in _CELL_FRAME.finditer(_ANSI.sub("", str(entry))):
+            if match.group(1) == count:
+                line = int(match.group(2))
+    return line
+
+
+def _track_names(source: str, ran: bool, failed_names: set[str]) -> None:
+    """A cell that ran binds its names; a cell that failed leaves unbound the names it should have
+    bound, so a later NameError of one of them is a cascade, not a crash of its own."""
+    bound = bound_names(source)
+    if ran:
+        failed_names.difference_update(bound)
+    else:
+        failed_names.update(bound)
+
+
+def bound_names(source: str) -> set[str]:
+    """The names a cell binds in the notebook's namespace (assignments, imports, defs, loop and `with`
+    targets, anywhere but inside functions, classes and comprehensions, which have scopes of their own)."""
+    from ..kernel.cell import python_source
+
+    with contextlib.suppress(ImportError):  # python_source turns magics into calls with IPython's transformer
+        import IPython.core.inputtransformer2  # noqa: F401
+    try:
+        tree = ast.parse(python_source(source))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return set()
+    names: set[str] = set()
+    scoped = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if not isinstance(node, scoped):
+            pending.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 2)
