@@ -201,3 +201,22 @@ def test_setuptools_editable_finder_is_read_not_called(messages: Checker, tmp_pa
     finally:
         sys.meta_path.remove(finder)
         del sys.modules[module.__name__]
+
+
+def test_a_notebook_module_getattr_is_never_called(messages: Checker) -> None:
+    """A module object a notebook built (not a trusted library) answers `from m import x` through its own
+    `__getattr__`: the probe does not call it, so nothing is claimed."""
+    calls: list[str] = []
+    module = types.ModuleType("crane_hostile_mod")
+
+    def hook(name: str) -> Any:
+        calls.append(name)
+        raise AttributeError(name)
+
+    module.__getattr__ = hook  # type: ignore[attr-defined]
+    sys.modules[module.__name__] = module
+    try:
+        assert messages("from crane_hostile_mod import anything", {}) == []
+        assert calls == []
+    finally:
+        del sys.modules[module.__name__]
