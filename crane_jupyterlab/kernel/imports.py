@@ -12,7 +12,8 @@ asks `x` for `y` (its namespace, a submodule on its `__path__`, and a trusted li
 Finders are asked only where asking runs no code that is not the interpreter's: the standard library's
 `BuiltinImporter`, `FrozenImporter` and `PathFinder` (re-implemented over `sys.path_importer_cache`
 so that nothing is cached or created), and a few third-party finders whose lookup is a table read
-(setuptools' editable finder, six's `six.moves` importer, the distutils and virtualenv shims). Any other
+(setuptools' editable finder, six's `six.moves` importer, the distutils and virtualenv shims, absl's
+reload detector that TensorFlow installs). Any other
 finder, path hook or path entry makes the answer unknown. A directory counts as holding a module when
 it has a subdirectory or a file with an import suffix of that name: a superset of what `FileFinder`
 finds, so "missing" stays true.
@@ -111,7 +112,7 @@ def _judge(dotted: str, name: str | None) -> dict[str, Any]:
             return {"state": "unknown"}
         try:
             _get_attr(parent, name)
-        except AttributeError as exc:
+        except (AttributeError, ImportError) as exc:  # sklearn raises ImportError for load_boston
             args = exc.args if type(exc.args) is tuple else ()
             if args and type(args[0]) is str and args[0] and len(args[0]) < 600:
                 entry["note"] = args[0]
@@ -212,6 +213,8 @@ def _ask(finder: Any, fullname: str, path: Any) -> bool | None:
     if kind == "_SixMetaPathImporter" and (where == "six" or where.endswith(".six")):
         known = _inst_dict(finder).get("known_modules") if not isinstance(finder, type) else None
         return None if type(known) is not dict or fullname in known else False
+    if kind == "ReloadDetector" and where == "absl.flags._flagvalues":
+        return False  # TensorFlow's absl: records reloads of loaded names, always returns None
     if kind == "_Finder" and where == "_virtualenv":
         patched = module.get("_DISTUTILS_PATCH")
         return None if type(patched) is not tuple or fullname in patched else False

@@ -220,3 +220,25 @@ def test_a_notebook_module_getattr_is_never_called(messages: Checker) -> None:
         assert calls == []
     finally:
         del sys.modules[module.__name__]
+
+
+def test_tensorflows_absl_reload_detector_is_known_to_find_nothing(messages: Checker) -> None:
+    def refuse(self: Any, *args: Any) -> None:
+        raise AssertionError("the reload detector was called")
+
+    detector = type("ReloadDetector", (), {"__module__": "absl.flags._flagvalues", "find_spec": refuse})()
+    sys.meta_path.insert(-1, detector)
+    try:
+        assert len(messages(f"import {MISSING}", {})) == 1
+    finally:
+        sys.meta_path.remove(detector)
+
+
+def test_a_trusted_getattr_that_raises_import_error_is_quoted(messages: Checker) -> None:
+    datasets = pytest.importorskip("sklearn.datasets")
+    source = "from sklearn.datasets import load_boston"
+    exc = _raises(source, {})
+    if exc is None or "__getattr__" not in vars(datasets):
+        pytest.skip("this scikit-learn still has load_boston, or no __getattr__ for it")
+    (message,) = messages(source, {})
+    assert message.startswith("ImportError: cannot import name 'load_boston' from 'sklearn.datasets'")
