@@ -10,7 +10,7 @@ asks `x` for `y` (its namespace, a submodule on its `__path__`, and a trusted li
 `__getattr__`, which `safe._get_attr` calls only where it imports nothing).
 
 Finders are asked only where asking runs no code that is not the interpreter's: the standard library's
-`BuiltinImporter`, `FrozenImporter` and `PathFinder` (re-implemented over `sys.path_importer_cache`
+`BuiltinImporter`, `FrozenImporter`, `WindowsRegistryFinder` and `PathFinder` (re-implemented over `sys.path_importer_cache`
 so that nothing is cached or created), and a few third-party finders whose lookup is a table read
 (setuptools' editable finder, six's `six.moves` importer, the distutils and virtualenv shims, absl's
 reload detector that TensorFlow installs). Any other
@@ -181,9 +181,13 @@ def _find_sub(fullname: str, parent: Any) -> bool | None:
 
 
 def _ask(finder: Any, fullname: str, path: Any) -> bool | None:
-    stdlib = (getattr(_BOOT, "BuiltinImporter", None), getattr(_BOOT, "FrozenImporter", None))
-    if _BOOT is not None and any(finder is f for f in stdlib):
-        return finder.find_spec(fullname, path) is not None  # interpreter tables, no I/O
+    stdlib = (
+        getattr(_BOOT, "BuiltinImporter", None),
+        getattr(_BOOT, "FrozenImporter", None),
+        getattr(_EXTERNAL, "WindowsRegistryFinder", None),  # on Windows: a registry read
+    )
+    if any(f is not None and finder is f for f in stdlib):
+        return finder.find_spec(fullname, path) is not None  # the interpreter's tables, no notebook code
     if _EXTERNAL is not None and finder is getattr(_EXTERNAL, "PathFinder", None):
         entries = sys.path if path is None else _entries(path)
         if entries is None:
