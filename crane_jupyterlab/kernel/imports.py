@@ -10,17 +10,16 @@ asks `x` for `y` (its namespace, a submodule on its `__path__`, and a trusted li
 `__getattr__`, which `safe._get_attr` calls only where it imports nothing).
 
 Finders are asked only where asking runs no code that is not the interpreter's: the standard library's
-`BuiltinImporter`, `FrozenImporter`, `WindowsRegistryFinder` and `PathFinder` (re-implemented over `sys.path_importer_cache`
-so that nothing is cached or created), and a few third-party finders whose lookup is a table read
-(setuptools' editable finder, six's `six.moves` importer, the distutils and virtualenv shims, absl's
-reload detector that TensorFlow installs). Any other
-finder, path hook or path entry makes the answer unknown. A directory counts as holding a module when
-it has a subdirectory or a file with an import suffix of that name: a superset of what `FileFinder`
-finds, so "missing" stays true.
+`BuiltinImporter`, `FrozenImporter`, `WindowsRegistryFinder` and `PathFinder` (re-implemented over
+`sys.path_importer_cache` so that nothing is cached or created), and a few third-party finders whose
+lookup is a table read (setuptools' editable finder, six's `six.moves` importer, the distutils and
+virtualenv shims, the absl reload detector TensorFlow installs). Any other finder, path hook or path
+entry makes the answer unknown. A directory counts as holding a module when it has a subdirectory or
+a file with an import suffix of that name: a superset of what `FileFinder` finds, so "missing" stays true.
 
 Each entry: `{"line", "module", "name", "state"}` with state `loaded` (every part already imported),
 `found` (it exists, and code will run), `missing` (+ `missing`: the dotted name no finder has),
-`no-name` (`from x import y`: x has no `y`; + `note`: the library's own AttributeError text), or
+`no-name` (`from x import y`: x has no `y`; + `note`: the library's own error text), or
 `unknown`; `missing`/`no-name` add `version` (of the top package) and `elsewhere` (loaded public
 modules of the same package that define the name).
 """
