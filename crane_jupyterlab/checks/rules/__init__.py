@@ -16,6 +16,7 @@ from . import (
     devices,
     formulas,
     grads,
+    imports,
     indexing,
     labels,
     lengths,
@@ -34,6 +35,7 @@ Rule = Callable[[CellContext], Iterator[Finding]]
 
 RULES: tuple[Rule, ...] = (
     names.check,
+    imports.check,
     columns.check,
     formulas.check,
     attributes.check,
