@@ -218,6 +218,11 @@ def _ask(finder: Any, fullname: str, path: Any) -> bool | None:
         return None if type(known) is not dict or fullname in known else False
     if kind == "ReloadDetector" and where == "absl.flags._flagvalues":
         return False  # TensorFlow's absl: records reloads of loaded names, always returns None
+    if kind == "MetadataPathFinder" and where == "importlib_metadata":
+        # the importlib_metadata backport (litellm, keyring...): finds distributions, never modules
+        owner = next((c for c in cls.__mro__ if "find_spec" in _class_dict(c)), None)
+        null = owner is not None and _class_str(_TYPE_NAME, owner) == "NullFinder"
+        return False if null and _class_str(_TYPE_MODULE, owner) == "importlib_metadata._compat" else None
     if kind == "_Finder" and where == "_virtualenv":
         patched = module.get("_DISTUTILS_PATCH")
         return None if type(patched) is not tuple or fullname in patched else False

@@ -234,6 +234,32 @@ def test_tensorflows_absl_reload_detector_is_known_to_find_nothing(messages: Che
         sys.meta_path.remove(detector)
 
 
+def test_the_importlib_metadata_backport_finder_is_known_to_find_nothing(messages: Checker) -> None:
+    # Importing importlib_metadata (litellm, keyring, ... do) appends its MetadataPathFinder to
+    # sys.meta_path; its find_spec is NullFinder's, which finds no module.
+    backport = pytest.importorskip("importlib_metadata")
+    finders = [f for f in sys.meta_path if type(f) is backport.MetadataPathFinder]
+    added = [] if finders else [backport.MetadataPathFinder()]
+    sys.meta_path.extend(added)
+    try:
+        assert len(messages(f"import {MISSING}", {})) == 1
+    finally:
+        for finder in added:
+            sys.meta_path.remove(finder)
+
+
+def test_a_finder_named_like_the_backport_with_its_own_lookup_is_unknown(messages: Checker) -> None:
+    def finds(self: Any, *args: Any) -> None:
+        raise AssertionError("an unknown finder was called")
+
+    lookalike = type("MetadataPathFinder", (), {"__module__": "importlib_metadata", "find_spec": finds})()
+    sys.meta_path.insert(-1, lookalike)
+    try:
+        assert messages(f"import {MISSING}", {}) == []
+    finally:
+        sys.meta_path.remove(lookalike)
+
+
 def test_a_trusted_getattr_that_raises_import_error_is_quoted(messages: Checker) -> None:
     datasets = pytest.importorskip("sklearn.datasets")
     source = "from sklearn.datasets import load_boston"
