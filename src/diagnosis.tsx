@@ -14,7 +14,6 @@ import type { CellState, IAssessment } from './levels';
 import {
   assess,
   basisLabel,
-  observedCause,
   plain,
   runCause,
   stateLabel,
@@ -129,7 +128,8 @@ function FactRow(props: {
   );
 }
 
-/** The facts of one object, collapsed unless they decided the verdict. */
+/** The facts of one object, collapsed unless they decided the verdict or the deciding text names the
+ * object (the objects of the crashing line). */
 function ObjectFacts(props: {
   trans: TranslationBundle;
   group: IObjectFacts;
@@ -142,7 +142,7 @@ function ObjectFacts(props: {
   return (
     <details
       className={`jp-Crane-object${group.decisive ? ' jp-mod-decisive' : ''}`}
-      open={group.decisive}
+      open={group.decisive || group.involved}
     >
       <summary>
         <code>{group.expr}</code> {group.type} {relation}
@@ -267,7 +267,31 @@ function Cause(props: {
   );
 }
 
-/** The trial run's outcome: what happened, how long, in which sandbox, and what decided instead. */
+/** Label and value pairs, one per line, each wrapping as a sentence does (no narrow column). */
+function Pairs(props: {
+  className?: string;
+  rows: [string, React.ReactNode][];
+}): React.ReactElement | null {
+  if (!props.rows.length) {
+    return null;
+  }
+  return (
+    <dl className={`jp-Crane-pairs ${props.className ?? ''}`.trim()}>
+      {props.rows.map(([label, value]) => (
+        <div key={label} className="jp-Crane-pair">
+          <dt>{label}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/**
+ * The trial run's outcome: what happened, how long, in which sandbox, and what decided instead. An
+ * observed crash's exception and line are the cause above, said once; the frames only when they go
+ * through more than the crashing line (a function the cell defines).
+ */
 export function TrialSection(props: {
   trans: TranslationBundle;
   result: IAnalyzeResult;
@@ -278,65 +302,53 @@ export function TrialSection(props: {
     return null;
   }
   const verdict = result.verdict;
+  const inconclusive =
+    trial.status !== 'crashed' && trial.status !== 'finished';
+  const rows: [string, React.ReactNode][] = [];
+  if (!inconclusive || !verdict) {
+    rows.push([trans.__('Outcome'), trialStatusLabel(trans, trial.status)]);
+  }
+  if (trial.elapsed_ms !== null) {
+    rows.push([trans.__('Ran for'), formatDuration(trial.elapsed_ms)]);
+  }
+  if (trial.extra_memory_mb !== null) {
+    rows.push([
+      trans.__('Extra memory'),
+      trans.__('%1 MB', trial.extra_memory_mb.toFixed(1))
+    ]);
+  }
+  if (trial.sandbox) {
+    rows.push([trans.__('Sandbox'), trial.sandbox]);
+  }
+  if (
+    trial.reason &&
+    trial.status !== 'crashed' &&
+    !(inconclusive && verdict)
+  ) {
+    rows.push([trans.__('Why'), trial.reason]);
+  }
+  const frames =
+    trial.status === 'crashed' && trial.frames.length > 1 ? trial.frames : [];
   return (
     <div className={`jp-Crane-trial jp-mod-${trial.status}`}>
       <h3>{trans.__('Trial run')}</h3>
-      <table className="jp-Crane-table">
-        <tbody>
-          <tr>
-            <th>{trans.__('Outcome')}</th>
-            <td>{trialStatusLabel(trans, trial.status)}</td>
-          </tr>
-          {trial.status === 'crashed' && (
-            <tr>
-              <th>{trans.__('Exception')}</th>
-              <td>
-                <code>{observedCause(trial)}</code>
-                {trial.line !== null
-                  ? ' ' + trans.__('(line %1)', trial.line)
-                  : ''}
-              </td>
-            </tr>
-          )}
-          {trial.elapsed_ms !== null && (
-            <tr>
-              <th>{trans.__('Ran for')}</th>
-              <td>{formatDuration(trial.elapsed_ms)}</td>
-            </tr>
-          )}
-          {trial.extra_memory_mb !== null && (
-            <tr>
-              <th>{trans.__('Extra memory')}</th>
-              <td>{trans.__('%1 MB', trial.extra_memory_mb.toFixed(1))}</td>
-            </tr>
-          )}
-          {trial.sandbox && (
-            <tr>
-              <th>{trans.__('Sandbox')}</th>
-              <td>{trial.sandbox}</td>
-            </tr>
-          )}
-          {trial.reason && trial.status !== 'crashed' && (
-            <tr>
-              <th>{trans.__('Why')}</th>
-              <td>{trial.reason}</td>
-            </tr>
-          )}
-        </tbody>
-      </table>
-      {trial.status === 'crashed' && trial.frames.length > 0 && (
-        <ol className="jp-Crane-frames">
-          {trial.frames.map((f, i) => (
-            <li key={i}>
-              {trans.__('line %1', f.line)}: <code>{f.text}</code>
-            </li>
-          ))}
-        </ol>
-      )}
-      {verdict && trial.status !== 'crashed' && trial.status !== 'finished' && (
+      {inconclusive && verdict && (
         <p className="jp-Crane-trial-fallback">
           {trialFallbackText(trans, trial, verdict.source)}
         </p>
+      )}
+      <Pairs rows={rows} />
+      {frames.length > 0 && (
+        <>
+          <h4>{trans.__('Where it went, in the cell')}</h4>
+          <ol className="jp-Crane-frames">
+            {frames.map((f, i) => (
+              <li key={i}>
+                {trans.__('line %1', f.line)}: <code>{f.text}</code>
+              </li>
+            ))}
+          </ol>
+        </>
       )}
     </div>
   );
@@ -366,63 +378,47 @@ function Details(props: {
     latency.push(trans.__('model %1', formatDuration(timing.llm_ms)));
   }
   const tokens = result.tokens;
+  const rows: [string, React.ReactNode][] = [];
+  if (modelAsked && result.model) {
+    rows.push([
+      trans.__('Model'),
+      result.model + (verdict?.cached ? ' ' + trans.__('(cached answer)') : '')
+    ]);
+  }
+  if (votes) {
+    rows.push([
+      trans.__('Votes'),
+      trans.__('%1 of %2 for a crash', votes[0], votes[1])
+    ]);
+  }
+  rows.push([
+    trans.__('Time'),
+    trans.__('%1 (%2)', formatDuration(timing.total_ms), latency.join(', '))
+  ]);
+  if (modelAsked && (tokens.prompt !== null || tokens.completion !== null)) {
+    rows.push([
+      trans.__('Tokens'),
+      trans.__(
+        '%1 prompt, %2 answer',
+        tokens.prompt ?? '?',
+        tokens.completion ?? '?'
+      )
+    ]);
+  }
+  if (modelAsked) {
+    rows.push([
+      trans.__('Sent'),
+      trans.__(
+        '%1 executed cells, facts %2',
+        result.executed_cells,
+        sentCategories || trans.__('none')
+      )
+    ]);
+  }
   return (
     <details className="jp-Crane-details">
       <summary>{trans.__('Details')}</summary>
-      <table className="jp-Crane-table">
-        <tbody>
-          {modelAsked && result.model && (
-            <tr>
-              <th>{trans.__('Model')}</th>
-              <td>
-                {result.model}
-                {verdict?.cached ? ' ' + trans.__('(cached answer)') : ''}
-              </td>
-            </tr>
-          )}
-          {votes && (
-            <tr>
-              <th>{trans.__('Votes')}</th>
-              <td>{trans.__('%1 of %2 for a crash', votes[0], votes[1])}</td>
-            </tr>
-          )}
-          <tr>
-            <th>{trans.__('Time')}</th>
-            <td>
-              {trans.__(
-                '%1 (%2)',
-                formatDuration(timing.total_ms),
-                latency.join(', ')
-              )}
-            </td>
-          </tr>
-          {modelAsked &&
-            (tokens.prompt !== null || tokens.completion !== null) && (
-              <tr>
-                <th>{trans.__('Tokens')}</th>
-                <td>
-                  {trans.__(
-                    '%1 prompt, %2 answer',
-                    tokens.prompt ?? '?',
-                    tokens.completion ?? '?'
-                  )}
-                </td>
-              </tr>
-            )}
-          {modelAsked && (
-            <tr>
-              <th>{trans.__('Sent')}</th>
-              <td>
-                {trans.__(
-                  '%1 executed cells, facts %2',
-                  result.executed_cells,
-                  sentCategories || trans.__('none')
-                )}
-              </td>
-            </tr>
-          )}
-        </tbody>
-      </table>
+      <Pairs rows={rows} />
     </details>
   );
 }
