@@ -13,7 +13,6 @@ import { decisiveRows, factsOf } from './facts';
 import type { CellState, IAssessment } from './levels';
 import {
   assess,
-  basisLabel,
   plain,
   runCause,
   stateLabel,
@@ -68,6 +67,9 @@ export function StateLabel(props: {
 export function formatDuration(ms: number): string {
   if (ms <= 0) {
     return '0 s';
+  }
+  if (ms < 1) {
+    return 'under 1 ms';
   }
   if (ms < 1000) {
     return `${Math.round(ms)} ms`;
@@ -181,7 +183,7 @@ function Cause(props: {
   assessment: IAssessment;
   source: string;
   groups: IObjectFacts[];
-}): React.ReactElement {
+}): React.ReactElement | null {
   const { trans, result, assessment, source, groups } = props;
   const verdict = result.verdict!;
   const lineText = lineOf(source, assessment.line);
@@ -193,17 +195,23 @@ function Cause(props: {
         )
       : [];
   const decisive = evidence.length ? [] : decisiveRows(groups);
-  const heading =
-    assessment.level === 'no-crash' ? trans.__('Checked') : trans.__('Cause');
+  const note = assessment.notes.length > 0 && (
+    <p className="jp-Crane-cause-note">
+      {trans.__(
+        'Note: the kernel has no %1. The checks judged that the cell defines it or does not need it; a model could tell more.',
+        assessment.notes.join(', ')
+      )}
+    </p>
+  );
+  if (assessment.level === 'no-crash') {
+    // What was tried heads the panel already (under the level): only a note is added here.
+    return note ? <div className="jp-Crane-cause">{note}</div> : null;
+  }
   return (
     <div className="jp-Crane-cause">
-      <h3>{heading}</h3>
+      <h3>{trans.__('Cause')}</h3>
       <p className="jp-Crane-cause-text">
-        {assessment.level === 'no-crash' ? (
-          basisLabel(trans, assessment)
-        ) : (
-          <Rich text={assessment.cause} />
-        )}
+        <Rich text={assessment.cause} />
       </p>
       {assessment.line !== null && (
         <p className="jp-Crane-cause-line">
@@ -212,14 +220,7 @@ function Cause(props: {
           {lineText && <code>{lineText}</code>}
         </p>
       )}
-      {assessment.notes.length > 0 && (
-        <p className="jp-Crane-cause-note">
-          {trans.__(
-            'Note: the kernel has no %1. The checks judged that the cell defines it or does not need it; a model could tell more.',
-            assessment.notes.join(', ')
-          )}
-        </p>
-      )}
+      {note}
       {(evidence.length > 0 || decisive.length > 0) && (
         <>
           <h4>{trans.__('Decisive facts')}</h4>
@@ -318,7 +319,8 @@ export function TrialSection(props: {
     ]);
   }
   if (trial.sandbox) {
-    rows.push([trans.__('Sandbox'), trial.sandbox]);
+    // 'seccomp+landlock+netns' as words, so a narrow panel breaks it between them.
+    rows.push([trans.__('Sandbox'), trial.sandbox.split('+').join(', ')]);
   }
   if (
     trial.reason &&
