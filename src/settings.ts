@@ -122,25 +122,25 @@ export function readSettings(
 }
 
 /**
- * The keys the user chose: present in the user layer of the settings with another value than the
- * one that applies without them (`defaults`: the server's where it has one, else the schema's).
- * JupyterLab's settings form writes every value it shows into the user layer, so presence alone
- * does not mean a choice.
+ * The keys the user chose: present in the user layer of the settings and, for a setting the server
+ * has a value for (`server`), set to another value than the server's. JupyterLab's settings form
+ * writes every value it shows into the user layer, the server's values among them (they are its
+ * defaults, see `serverSchema`): those are no choice.
  */
 export function explicitKeys(
   schema: Schema,
   user: ReadonlyPartialJSONObject,
-  defaults: Partial<ICraneSettings> = {}
+  server: Partial<ICraneSettings> = {}
 ): Set<keyof ICraneSettings> {
-  const fallback = defaultsOf(schema);
   return new Set(
     (Object.keys(schema.properties ?? {}) as (keyof ICraneSettings)[]).filter(
       key =>
         user[key] !== undefined &&
-        !JSONExt.deepEqual(
-          user[key] as PartialJSONObject,
-          (defaults[key] ?? fallback[key]) as unknown as PartialJSONObject
-        )
+        (server[key] === undefined ||
+          !JSONExt.deepEqual(
+            user[key] as PartialJSONObject,
+            server[key] as unknown as PartialJSONObject
+          ))
     )
   );
 }
