@@ -13,8 +13,6 @@ import { decisiveRows, factsOf } from './facts';
 import type { CellState, IAssessment } from './levels';
 import {
   assess,
-  basisLabel,
-  observedCause,
   plain,
   runCause,
   stateLabel,
@@ -72,6 +70,9 @@ export function StateLabel(props: {
 export function formatDuration(ms: number): string {
   if (ms <= 0) {
     return '0 s';
+  }
+  if (ms < 1) {
+    return 'under 1 ms';
   }
   if (ms < 1000) {
     return `${Math.round(ms)} ms`;
@@ -132,7 +133,8 @@ function FactRow(props: {
   );
 }
 
-/** The facts of one object, collapsed unless they decided the verdict. */
+/** The facts of one object, collapsed unless they decided the verdict or the deciding text names the
+ * object (the objects of the crashing line). */
 function ObjectFacts(props: {
   trans: TranslationBundle;
   group: IObjectFacts;
@@ -145,7 +147,7 @@ function ObjectFacts(props: {
   return (
     <details
       className={`jp-Crane-object${group.decisive ? ' jp-mod-decisive' : ''}`}
-      open={group.decisive}
+      open={group.decisive || group.involved}
     >
       <summary>
         <code>{group.expr}</code> {group.type} {relation}
@@ -184,7 +186,7 @@ function Cause(props: {
   assessment: IAssessment;
   source: string;
   groups: IObjectFacts[];
-}): React.ReactElement {
+}): React.ReactElement | null {
   const { trans, result, assessment, source, groups } = props;
   const verdict = result.verdict!;
   const lineText = lineOf(source, assessment.line);
@@ -196,17 +198,23 @@ function Cause(props: {
         )
       : [];
   const decisive = evidence.length ? [] : decisiveRows(groups);
-  const heading =
-    assessment.level === 'no-crash' ? trans.__('Checked') : trans.__('Cause');
+  const note = assessment.notes.length > 0 && (
+    <p className="jp-Crane-cause-note">
+      {trans.__(
+        'Note: the kernel has no %1. The checks judged that the cell defines it or does not need it; a model could tell more.',
+        assessment.notes.join(', ')
+      )}
+    </p>
+  );
+  if (assessment.level === 'no-crash') {
+    // What was tried heads the panel already (under the level): only a note is added here.
+    return note ? <div className="jp-Crane-cause">{note}</div> : null;
+  }
   return (
     <div className="jp-Crane-cause">
-      <h3>{heading}</h3>
+      <h3>{trans.__('Cause')}</h3>
       <p className="jp-Crane-cause-text">
-        {assessment.level === 'no-crash' ? (
-          basisLabel(trans, assessment)
-        ) : (
-          <Rich text={assessment.cause} />
-        )}
+        <Rich text={assessment.cause} />
       </p>
       {assessment.line !== null && (
         <p className="jp-Crane-cause-line">
@@ -215,14 +223,7 @@ function Cause(props: {
           {lineText && <code>{lineText}</code>}
         </p>
       )}
-      {assessment.notes.length > 0 && (
-        <p className="jp-Crane-cause-note">
-          {trans.__(
-            'Note: the kernel has no %1. The checks judged that the cell defines it or does not need it; a model could tell more.',
-            assessment.notes.join(', ')
-          )}
-        </p>
-      )}
+      {note}
       {(evidence.length > 0 || decisive.length > 0) && (
         <>
           <h4>{trans.__('Decisive facts')}</h4>
@@ -270,7 +271,31 @@ function Cause(props: {
   );
 }
 
-/** The trial run's outcome: what happened, how long, in which sandbox, and what decided instead. */
+/** Label and value pairs, one per line, each wrapping as a sentence does (no narrow column). */
+function Pairs(props: {
+  className?: string;
+  rows: [string, React.ReactNode][];
+}): React.ReactElement | null {
+  if (!props.rows.length) {
+    return null;
+  }
+  return (
+    <dl className={`jp-Crane-pairs ${props.className ?? ''}`.trim()}>
+      {props.rows.map(([label, value]) => (
+        <div key={label} className="jp-Crane-pair">
+          <dt>{label}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/**
+ * The trial run's outcome: what happened, how long, in which sandbox, and what decided instead. An
+ * observed crash's exception and line are the cause above, said once; the frames only when they go
+ * through more than the crashing line (a function the cell defines).
+ */
 export function TrialSection(props: {
   trans: TranslationBundle;
   result: IAnalyzeResult;
@@ -281,88 +306,69 @@ export function TrialSection(props: {
     return null;
   }
   const verdict = result.verdict;
+  const inconclusive = isInconclusive(trial);
+  const rows: [string, React.ReactNode][] = [];
+  if (!inconclusive || !verdict) {
+    rows.push([trans.__('Outcome'), trialStatusLabel(trans, trial.status)]);
+  }
+  if (trial.elapsed_ms !== null) {
+    rows.push([trans.__('Ran for'), formatDuration(trial.elapsed_ms)]);
+  }
+  if (trial.extra_memory_mb !== null) {
+    rows.push([
+      trans.__('Extra memory'),
+      trans.__('%1 MB', trial.extra_memory_mb.toFixed(1))
+    ]);
+  }
+  if (trial.writes) {
+    rows.push([trans.__('Files'), trial.writes]);
+  }
+  if (trial.quick?.cut) {
+    rows.push([
+      trans.__('Quick trial'),
+      loopsText(
+        trans,
+        trial.quick.loops.filter(l => l.cut)
+      )
+    ]);
+  }
+  const progress = progressText(trans, trial);
+  if (progress) {
+    rows.push([trans.__('Got through'), progress]);
+  }
+  if (trial.sandbox) {
+    // 'seccomp+landlock+netns' as words, so a narrow panel breaks it between them.
+    rows.push([trans.__('Sandbox'), trial.sandbox.split('+').join(', ')]);
+  }
+  if (
+    trial.reason &&
+    trial.status !== 'crashed' &&
+    !(inconclusive && verdict)
+  ) {
+    rows.push([trans.__('Why'), trial.reason]);
+  }
+  const frames =
+    trial.status === 'crashed' && trial.frames.length > 1 ? trial.frames : [];
   return (
     <div className={`jp-Crane-trial jp-mod-${trial.status}`}>
       <h3>{trans.__('Trial run')}</h3>
-      <table className="jp-Crane-table">
-        <tbody>
-          <tr>
-            <th>{trans.__('Outcome')}</th>
-            <td>{trialStatusLabel(trans, trial.status)}</td>
-          </tr>
-          {trial.status === 'crashed' && (
-            <tr>
-              <th>{trans.__('Exception')}</th>
-              <td>
-                <code>{observedCause(trial)}</code>
-                {trial.line !== null
-                  ? ' ' + trans.__('(line %1)', trial.line)
-                  : ''}
-              </td>
-            </tr>
-          )}
-          {trial.elapsed_ms !== null && (
-            <tr>
-              <th>{trans.__('Ran for')}</th>
-              <td>{formatDuration(trial.elapsed_ms)}</td>
-            </tr>
-          )}
-          {trial.extra_memory_mb !== null && (
-            <tr>
-              <th>{trans.__('Extra memory')}</th>
-              <td>{trans.__('%1 MB', trial.extra_memory_mb.toFixed(1))}</td>
-            </tr>
-          )}
-          {trial.writes && (
-            <tr>
-              <th>{trans.__('Files')}</th>
-              <td>{trial.writes}</td>
-            </tr>
-          )}
-          {trial.quick?.cut && (
-            <tr>
-              <th>{trans.__('Quick trial')}</th>
-              <td>
-                {loopsText(
-                  trans,
-                  trial.quick.loops.filter(l => l.cut)
-                )}
-              </td>
-            </tr>
-          )}
-          {progressText(trans, trial) && (
-            <tr>
-              <th>{trans.__('Got through')}</th>
-              <td>{progressText(trans, trial)}</td>
-            </tr>
-          )}
-          {trial.sandbox && (
-            <tr>
-              <th>{trans.__('Sandbox')}</th>
-              <td>{trial.sandbox}</td>
-            </tr>
-          )}
-          {trial.reason && trial.status !== 'crashed' && (
-            <tr>
-              <th>{trans.__('Why')}</th>
-              <td>{trial.reason}</td>
-            </tr>
-          )}
-        </tbody>
-      </table>
-      {trial.status === 'crashed' && trial.frames.length > 0 && (
-        <ol className="jp-Crane-frames">
-          {trial.frames.map((f, i) => (
-            <li key={i}>
-              {trans.__('line %1', f.line)}: <code>{f.text}</code>
-            </li>
-          ))}
-        </ol>
-      )}
-      {verdict && isInconclusive(trial) && (
+      {inconclusive && verdict && (
         <p className="jp-Crane-trial-fallback">
           {trialFallbackText(trans, trial, verdict.source)}
         </p>
+      )}
+      <Pairs rows={rows} />
+      {frames.length > 0 && (
+        <>
+          <h4>{trans.__('Where it went, in the cell')}</h4>
+          <ol className="jp-Crane-frames">
+            {frames.map((f, i) => (
+              <li key={i}>
+                {trans.__('line %1', f.line)}: <code>{f.text}</code>
+              </li>
+            ))}
+          </ol>
+        </>
       )}
     </div>
   );
@@ -392,63 +398,47 @@ function Details(props: {
     latency.push(trans.__('model %1', formatDuration(timing.llm_ms)));
   }
   const tokens = result.tokens;
+  const rows: [string, React.ReactNode][] = [];
+  if (modelAsked && result.model) {
+    rows.push([
+      trans.__('Model'),
+      result.model + (verdict?.cached ? ' ' + trans.__('(cached answer)') : '')
+    ]);
+  }
+  if (votes) {
+    rows.push([
+      trans.__('Votes'),
+      trans.__('%1 of %2 for a crash', votes[0], votes[1])
+    ]);
+  }
+  rows.push([
+    trans.__('Time'),
+    trans.__('%1 (%2)', formatDuration(timing.total_ms), latency.join(', '))
+  ]);
+  if (modelAsked && (tokens.prompt !== null || tokens.completion !== null)) {
+    rows.push([
+      trans.__('Tokens'),
+      trans.__(
+        '%1 prompt, %2 answer',
+        tokens.prompt ?? '?',
+        tokens.completion ?? '?'
+      )
+    ]);
+  }
+  if (modelAsked) {
+    rows.push([
+      trans.__('Sent'),
+      trans.__(
+        '%1 executed cells, facts %2',
+        result.executed_cells,
+        sentCategories || trans.__('none')
+      )
+    ]);
+  }
   return (
     <details className="jp-Crane-details">
       <summary>{trans.__('Details')}</summary>
-      <table className="jp-Crane-table">
-        <tbody>
-          {modelAsked && result.model && (
-            <tr>
-              <th>{trans.__('Model')}</th>
-              <td>
-                {result.model}
-                {verdict?.cached ? ' ' + trans.__('(cached answer)') : ''}
-              </td>
-            </tr>
-          )}
-          {votes && (
-            <tr>
-              <th>{trans.__('Votes')}</th>
-              <td>{trans.__('%1 of %2 for a crash', votes[0], votes[1])}</td>
-            </tr>
-          )}
-          <tr>
-            <th>{trans.__('Time')}</th>
-            <td>
-              {trans.__(
-                '%1 (%2)',
-                formatDuration(timing.total_ms),
-                latency.join(', ')
-              )}
-            </td>
-          </tr>
-          {modelAsked &&
-            (tokens.prompt !== null || tokens.completion !== null) && (
-              <tr>
-                <th>{trans.__('Tokens')}</th>
-                <td>
-                  {trans.__(
-                    '%1 prompt, %2 answer',
-                    tokens.prompt ?? '?',
-                    tokens.completion ?? '?'
-                  )}
-                </td>
-              </tr>
-            )}
-          {modelAsked && (
-            <tr>
-              <th>{trans.__('Sent')}</th>
-              <td>
-                {trans.__(
-                  '%1 executed cells, facts %2',
-                  result.executed_cells,
-                  sentCategories || trans.__('none')
-                )}
-              </td>
-            </tr>
-          )}
-        </tbody>
-      </table>
+      <Pairs rows={rows} />
     </details>
   );
 }

@@ -32,6 +32,9 @@ export interface IObjectFacts {
   rows: IFactRow[];
   /** Whether any of its rows is decisive. */
   decisive: boolean;
+  /** Whether the text that decided names the object itself (`model` and `x` in the crashing line
+   * `out = model(x)`): its facts are the context of the cause, even when no single one is named. */
+  involved: boolean;
 }
 
 /**
@@ -292,14 +295,16 @@ export function factsByObject(
     });
     grouped.push({ expr: name, type: '', entry: null, rows: [row] });
   }
-  markDecisive(scored, texts.map(normalize));
+  const normalized = texts.map(normalize);
+  markDecisive(scored, normalized);
   const groups: IObjectFacts[] = grouped.map(g => ({
     expr: g.expr,
     type: g.type,
     via: g.entry?.via ?? null,
     relation: g.entry?.relation ?? null,
     rows: decisiveFirst(g.rows),
-    decisive: g.rows.some(r => r.decisive)
+    decisive: g.rows.some(r => r.decisive),
+    involved: normalized.some(text => names(text, normalize(g.expr)))
   }));
   return decisiveFirst(groups);
 }

@@ -12,8 +12,10 @@ import { JSONExt } from '@lumino/coreutils';
 
 import { craneIcon, observedIcon } from './icons';
 import { requestAPI } from './request';
+// The settings, the sidebar and the watcher are needed at activation (the schema transform, the
+// sidebar tab, the notebook extension).
+// eslint-disable-next-line jupyter/prefer-lazy-imports
 import { CraneSettings, serverSchema } from './settings';
-// The sidebar and the watcher are needed at activation (the sidebar tab, the notebook extension).
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { CraneSidebar, SidebarModel } from './sidebar';
 import { ICraneVerdicts } from './tokens';

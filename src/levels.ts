@@ -210,8 +210,28 @@ export function stateLabel(trans: TranslationBundle, state: CellState): string {
   }
 }
 
-/** Who decided, in words: "observed in a trial run", "predicted by the model, 2 of 3 votes", ... */
+/**
+ * Who decided, in words: "observed in a trial run", "the model's prediction, 2 of 3 votes", ...; a
+ * trial run that was asked for and could not decide is named after it ("trial run blocked by the
+ * sandbox"), so the badge never hides it.
+ */
 export function basisLabel(
+  trans: TranslationBundle,
+  assessment: IAssessment,
+  noModel = false
+): string {
+  let basis = deciderLabel(trans, assessment);
+  if (noModel) {
+    basis = trans.__('%1 (no model configured)', basis);
+  }
+  const trial = assessment.trialFallback;
+  return trial
+    ? trans.__('%1; %2', basis, trialShortLabel(trans, trial))
+    : basis;
+}
+
+/** Who decided, without a word about an inconclusive trial. */
+function deciderLabel(
   trans: TranslationBundle,
   assessment: IAssessment
 ): string {
@@ -356,6 +376,32 @@ export function trialStatusLabel(
   }
 }
 
+/** A trial run that could not decide, in a few words for the badge: "trial run timed out". */
+export function trialShortLabel(
+  trans: TranslationBundle,
+  trial: ITrialOutcome
+): string {
+  if (isShortened(trial)) {
+    // A run with loops cut short decides nothing: say so, never "finished".
+    return trial.status === 'crashed'
+      ? trans.__('a quick trial crashed only because its loops were cut')
+      : trans.__('a quick trial ran its first iterations without an error');
+  }
+  const status = trial.status;
+  switch (status) {
+    case 'blocked':
+      return trans.__('trial run blocked by the sandbox');
+    case 'timed_out':
+      return trans.__('trial run timed out');
+    case 'out_of_memory':
+      return trans.__('trial run out of memory');
+    case 'unavailable':
+      return trans.__('no trial run possible');
+    default:
+      return trans.__('trial run %1', trialStatusLabel(trans, status));
+  }
+}
+
 /** Why an inconclusive trial did not decide, and what decided instead. */
 export function trialFallbackText(
   trans: TranslationBundle,
@@ -436,16 +482,13 @@ export function describeCell(
       if (!assessment) {
         break;
       }
-      out.basis = basisLabel(trans, assessment);
+      out.basis = basisLabel(trans, assessment, result?.status === 'no_model');
       if (isQuick(assessment.basis) && assessment.level !== 'no-crash') {
         out.label = quickLabel(
           trans,
           assessment.level,
           result?.trial?.quick?.k ?? 0
         );
-      }
-      if (result?.status === 'no_model') {
-        out.basis = trans.__('%1 (no model configured)', out.basis);
       }
       out.line = assessment.line;
       if (assessment.level !== 'no-crash') {

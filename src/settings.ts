@@ -26,12 +26,54 @@ const MODEL_KEYS: readonly (keyof ICraneSettings)[] = [
   'docs'
 ];
 
-/** Words for the server's trial modes, as the settings offer them. */
+/** Words for the server's values, as the settings offer them. */
 const TRIAL_WORDS: Record<TrialMode, string> = {
   off: 'off',
   'on-demand': 'when I ask',
   auto: 'automatically'
 };
+
+/** The settings whose value, left alone, is the server's. */
+export type ServerBacked =
+  | 'autoCheck'
+  | 'trial'
+  | 'votes'
+  | 'docs'
+  | 'structural'
+  | 'representation'
+  | 'value';
+
+/**
+ * What the server does for each setting the user leaves alone (`GET /crane/config`). No trial mode
+ * where the server cannot or will not run trials: the setting is not offered then.
+ */
+export function serverValues(
+  config: IServerConfig
+): Partial<Pick<ICraneSettings, ServerBacked>> {
+  const out: Partial<Pick<ICraneSettings, ServerBacked>> = {
+    autoCheck: config.auto_check,
+    votes: config.votes,
+    docs: config.docs,
+    structural: config.categories.includes('S'),
+    representation: config.categories.includes('R'),
+    value: config.categories.includes('V')
+  };
+  if (config.trial_available && config.trial !== 'off') {
+    out.trial = config.trial;
+  }
+  return out;
+}
+
+/** A server value in the words of the settings page. */
+function valueWords(value: unknown): string {
+  if (typeof value === 'boolean') {
+    return value ? 'on' : 'off';
+  }
+  if (typeof value === 'string' && value in TRIAL_WORDS) {
+    return TRIAL_WORDS[value as TrialMode];
+  }
+  return String(value);
+}
 
 /**
  * The defaults of the settings, read from the schema's `default`s.
@@ -79,23 +121,37 @@ export function readSettings(
   return out as unknown as ICraneSettings;
 }
 
-/** The keys the user set explicitly (present in the user layer of the settings). */
+/**
+ * The keys the user chose: present in the user layer of the settings and, for a setting the server
+ * has a value for (`server`), set to another value than the server's. JupyterLab's settings form
+ * writes every value it shows into the user layer, the server's values among them (they are its
+ * defaults, see `serverSchema`): those are no choice.
+ */
 export function explicitKeys(
   schema: Schema,
-  user: ReadonlyPartialJSONObject
+  user: ReadonlyPartialJSONObject,
+  server: Partial<ICraneSettings> = {}
 ): Set<keyof ICraneSettings> {
   return new Set(
-    Object.keys(schema.properties ?? {}).filter(
-      key => user[key] !== undefined
-    ) as (keyof ICraneSettings)[]
+    (Object.keys(schema.properties ?? {}) as (keyof ICraneSettings)[]).filter(
+      key =>
+        user[key] !== undefined &&
+        (server[key] === undefined ||
+          !JSONExt.deepEqual(
+            user[key] as PartialJSONObject,
+            server[key] as unknown as PartialJSONObject
+          ))
+    )
   );
 }
 
 /**
  * The schema the settings editor shows on this server: no model settings without a model, no
- * trial setting where trials cannot run, the allowed models and the server's own defaults named.
- * Removed settings stay valid in the user's file (`additionalProperties` is relaxed for them) and
- * are ignored.
+ * trial setting where trials cannot run, the allowed models named, and the server's own values as
+ * the defaults, so the form shows what is in effect (JupyterLab marks a value the user changed) and
+ * each description says what the server does. Removed settings stay valid in the user's file (a
+ * `patternProperties` entry each; `additionalProperties` would make the form offer an unlabelled
+ * "add a property" button) and are ignored.
  */
 export function serverSchema(
   schema: Schema,
@@ -124,18 +180,21 @@ export function serverSchema(
   }
   if (!config.trial_available || config.trial === 'off') {
     remove('trial');
-  } else if (properties.trial) {
-    properties.trial.description =
-      `${properties.trial.description ?? ''} Until you choose, the server's setting applies: ` +
-      `${TRIAL_WORDS[config.trial]}.`;
   }
-  if (properties.autoCheck) {
-    properties.autoCheck.description =
-      `${properties.autoCheck.description ?? ''} Until you choose, the server's setting applies: ` +
-      `${config.auto_check ? 'on' : 'off'}.`;
+  for (const [key, value] of Object.entries(serverValues(config))) {
+    const spec = properties[key];
+    if (!spec || !fits(out, key, value)) {
+      continue;
+    }
+    spec.default = value;
+    spec.description =
+      `${spec.description ?? ''} Until you choose, the server's setting applies: ` +
+      `${valueWords(value)}.`;
   }
   if (removed.length) {
-    out.additionalProperties = true;
+    out.patternProperties = {
+      [`^(${removed.join('|')})$`]: {}
+    };
   }
   return out;
 }
@@ -161,7 +220,7 @@ export class CraneSettings {
     return this._current;
   }
 
-  /** Settings the user set explicitly; the rest follow the server's defaults. */
+  /** Settings the user chose; the rest follow the server's values (or the schema's defaults). */
   get explicit(): ReadonlySet<keyof ICraneSettings> {
     return this._explicit;
   }
@@ -190,10 +249,20 @@ export class CraneSettings {
     if (server && (!server.trial_available || server.trial === 'off')) {
       return 'off';
     }
-    if (this._explicit.has('trial') || !server) {
-      return this._current.trial;
+    return this._current.trial;
+  }
+
+  /**
+   * Where the value in effect of `key` comes from: the user's choice, the server's configuration,
+   * or the schema's default (no server answer, or a setting the server has no value for).
+   */
+  originOf(key: keyof ICraneSettings): 'user' | 'server' | 'default' {
+    if (this._explicit.has(key)) {
+      return 'user';
     }
-    return server.trial;
+    return this._server && key in serverValues(this._server)
+      ? 'server'
+      : 'default';
   }
 
   /** Follow a loaded settings object (and its later changes). */
@@ -211,23 +280,31 @@ export class CraneSettings {
 
   private _onSettings(settings: ISettingRegistry.ISettings): void {
     this._read = readSettings(this._schema, settings.composite);
-    this._explicit = explicitKeys(this._schema, settings.user);
+    this._user = settings.user;
     this._update();
   }
 
-  /** Auto-check follows the server's default (an administrator may turn it off to save model calls)
-   * unless the user chose explicitly. */
+  /** What the user left alone follows the server (an administrator may turn auto-check off to save
+   * model calls, run trials with every check, ...). */
   private _update(): void {
-    const autoCheck =
-      this._explicit.has('autoCheck') || !this._server
-        ? this._read.autoCheck
-        : this._server.auto_check;
-    this._current = { ...this._read, autoCheck };
+    const server = this._server ? serverValues(this._server) : {};
+    this._explicit = explicitKeys(this._schema, this._user, server);
+    const current = { ...this._read } as Record<string, unknown>;
+    for (const [key, value] of Object.entries(server)) {
+      if (
+        !this._explicit.has(key as keyof ICraneSettings) &&
+        fits(this._schema, key, value)
+      ) {
+        current[key] = value;
+      }
+    }
+    this._current = current as unknown as ICraneSettings;
     this._changed.emit();
   }
 
   private _read: ICraneSettings;
   private _current: ICraneSettings;
+  private _user: ReadonlyPartialJSONObject = {};
   private _explicit = new Set<keyof ICraneSettings>();
   private _server: IServerConfig | null = null;
   private _settings: ISettingRegistry.ISettings | null = null;

@@ -16,6 +16,41 @@ export const ADDING_A_MODEL_URL =
   'https://github.com/crane-jupyterlab/crane-jupyterlab#adding-a-model';
 
 /**
+ * The trial mode in effect and where it comes from: "Trial runs: with every check (the server's
+ * setting)", or why none can run here.
+ */
+export function trialModeText(
+  trans: TranslationBundle,
+  settings: CraneSettings
+): string {
+  const server = settings.server;
+  if (server && !server.trial_available) {
+    return trans.__(
+      'Trial runs are not possible here: %1',
+      server.trial_unavailable_reason ?? trans.__('no sandbox')
+    );
+  }
+  const mode = settings.trialMode;
+  const what =
+    mode === 'auto'
+      ? trans.__('with every check')
+      : mode === 'on-demand'
+        ? trans.__('when you ask')
+        : trans.__('off');
+  // A server that runs no trials removes the setting: its "off" is the server's.
+  const origin =
+    server?.trial === 'off' ? 'server' : settings.originOf('trial');
+  switch (origin) {
+    case 'user':
+      return trans.__('Trial runs: %1 (your setting)', what);
+    case 'server':
+      return trans.__("Trial runs: %1 (the server's setting)", what);
+    default:
+      return trans.__('Trial runs: %1', what);
+  }
+}
+
+/**
  * What the sidebar shows: the active cell of the current notebook and that notebook's checks.
  */
 export class SidebarModel extends VDomModel {
@@ -181,7 +216,7 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
             </button>
             {trialMode !== 'off' && (
               <button
-                className="jp-Button jp-mod-styled jp-mod-reject jp-Crane-trial-run"
+                className="jp-Button jp-mod-styled jp-Crane-trial-run"
                 disabled={checking}
                 title={trans.__(
                   'Run the cell in a sandboxed copy of the kernel; nothing outside the copy changes'
@@ -200,14 +235,9 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
             )}
           </p>
         )}
-        {trialMode === 'off' && settings.server?.trial_unavailable_reason && (
-          <p className="jp-Crane-hint">
-            {trans.__(
-              'Trial runs are not possible here: %1',
-              settings.server.trial_unavailable_reason
-            )}
-          </p>
-        )}
+        <p className="jp-Crane-hint jp-Crane-trial-mode">
+          {trialModeText(trans, settings)}
+        </p>
         <Diagnosis
           trans={trans}
           record={record}

@@ -9,7 +9,8 @@ import {
   checksCrash,
   modelCrash,
   noModelNoCrash,
-  observedCrash
+  observedCrash,
+  trialOutcome
 } from './fixtures';
 
 const trans = nullTranslator.load('crane_jupyterlab');
@@ -91,9 +92,29 @@ describe('CellBadge', () => {
     expect(text(badge)).toBe(
       'No crash found (tried: the deterministic checks (no model configured))'
     );
+  });
+
+  it('names a trial run that was asked for and could not decide', () => {
     show(badge, done(blockedTrial));
     expect(text(badge)).toBe(
-      'No crash found (tried: the deterministic checks and the model)'
+      'No crash found (tried: the deterministic checks and the model; trial run blocked by the sandbox)'
+    );
+    show(
+      badge,
+      done({ ...noModelNoCrash, trial: trialOutcome('timed_out', null) })
+    );
+    expect(text(badge)).toBe(
+      'No crash found (tried: the deterministic checks (no model configured); trial run timed out)'
+    );
+    show(
+      badge,
+      done({
+        ...modelCrash,
+        trial: trialOutcome('unavailable', 'CUDA in use')
+      })
+    );
+    expect(text(badge)).toMatch(
+      /^May crash \(the model's prediction; no trial run possible\): /
     );
   });
 

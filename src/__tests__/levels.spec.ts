@@ -155,6 +155,20 @@ describe('assess', () => {
     ).toBe(
       'The trial run timed out. The verdict falls back to the deterministic checks.'
     );
+    // The badge, the panel and the guard name it in a few words.
+    expect(basisLabel(trans, a)).toBe(
+      'tried: the deterministic checks and the model; trial run blocked by the sandbox'
+    );
+    expect(basisLabel(trans, assess(timedOut)!, true)).toBe(
+      'tried: the deterministic checks (no model configured); trial run timed out'
+    );
+    const outOfMemory = {
+      ...checksCrash,
+      trial: trialOutcome('out_of_memory', null)
+    };
+    expect(basisLabel(trans, assess(outOfMemory)!)).toBe(
+      'certain: deterministic check; trial run out of memory'
+    );
     // A crash or a finished run is not a fallback.
     expect(assess(observedCrash)!.trialFallback).toBeNull();
     expect(assess(finishedTrial)!.trialFallback).toBeNull();

@@ -1,3 +1,4 @@
+import { DefaultSchemaValidator } from '@jupyterlab/settingregistry';
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import schemaJSON from '../../schema/plugin.json';
@@ -12,6 +13,24 @@ import type { ICraneSettings } from '../tokens';
 import { serverConfig } from './fixtures';
 
 const schema = schemaJSON as unknown as ISettingRegistry.ISchema;
+
+/** What JupyterLab's own validator says of a user settings file under `shown`. */
+function errorsOf(
+  shown: ISettingRegistry.ISchema,
+  user: Record<string, unknown>
+): unknown[] | null {
+  const raw = JSON.stringify(user);
+  return new DefaultSchemaValidator().validateData(
+    {
+      id: 'crane-jupyterlab:plugin',
+      raw,
+      schema: shown,
+      data: { composite: {}, user: {} },
+      version: '0'
+    } as ISettingRegistry.IPlugin,
+    true
+  );
+}
 
 /** Every key of ICraneSettings: the schema must declare exactly these. */
 const KEYS: (keyof ICraneSettings)[] = [
@@ -77,10 +96,20 @@ describe('defaultsOf / readSettings', () => {
     expect('extra' in settings).toBe(false);
   });
 
-  it('lists the keys the user layer sets', () => {
+  it("lists the keys the user chose: set, and to another value than the server's", () => {
     expect(
       [...explicitKeys(schema, { value: false, votes: 3, nope: 1 })].sort()
     ).toEqual(['value', 'votes']);
+    // JupyterLab's settings form writes every value it shows: the server's values are no choice.
+    expect(
+      [
+        ...explicitKeys(
+          schema,
+          { trial: 'auto', votes: 3, delay: 1000 },
+          { trial: 'auto', votes: 1 }
+        )
+      ].sort()
+    ).toEqual(['delay', 'votes']);
   });
 });
 
@@ -105,8 +134,12 @@ describe('serverSchema', () => {
     expect(keys).toEqual(
       expect.arrayContaining(['autoCheck', 'delay', 'guard', 'maxColumns'])
     );
-    // A value the user set earlier stays valid in their file.
-    expect(shown.additionalProperties).toBe(true);
+    // A value the user set earlier stays valid in their file, an unknown key does not, and the form
+    // offers no unlabelled "add a property" button (rjsf offers one exactly when
+    // `additionalProperties` is set).
+    expect(shown.additionalProperties).toBe(false);
+    expect(errorsOf(shown, { model: 'openai/x', votes: 3 })).toBeNull();
+    expect(errorsOf(shown, { nope: 1 })).not.toBeNull();
     // The schema as written is untouched.
     expect(Object.keys(schema.properties!)).toContain('model');
   });
@@ -127,6 +160,37 @@ describe('serverSchema', () => {
       "server's setting applies: off"
     );
     expect(shown.additionalProperties).toBe(false);
+    expect(shown.patternProperties).toBeUndefined();
+  });
+
+  it("shows the server's values as the defaults, so the form shows what is in effect", () => {
+    const shown = serverSchema(
+      schema,
+      serverConfig({
+        trial: 'auto',
+        auto_check: false,
+        votes: 3,
+        categories: 'SR',
+        docs: true
+      })
+    );
+    const props = shown.properties!;
+    expect(props.trial.default).toBe('auto');
+    expect(props.trial.description).toContain(
+      "Until you choose, the server's setting applies: automatically."
+    );
+    expect(props.autoCheck.default).toBe(false);
+    expect(props.votes.default).toBe(3);
+    expect(props.structural.default).toBe(true);
+    expect(props.value.default).toBe(false);
+    expect(props.value.description).toContain("server's setting applies: off");
+    expect(props.docs.default).toBe(true);
+    // Defaults the form cannot show (2 votes are not offered) stay the schema's, unclaimed.
+    const odd = serverSchema(schema, serverConfig({ votes: 2 })).properties!;
+    expect(odd.votes.default).toBe(1);
+    expect(odd.votes.description).not.toContain("server's setting");
+    // The schema as written keeps its own defaults.
+    expect(schema.properties!.trial.default).toBe('on-demand');
   });
 
   it('hides the trial setting where the server cannot or will not run trials', () => {
@@ -184,6 +248,27 @@ describe('CraneSettings', () => {
       trial_unavailable_reason: 'no OS sandbox (Landlock) on this kernel'
     });
     expect(settings.trialMode).toBe('off');
+  });
+
+  it('says where each value in effect comes from', () => {
+    const settings = new CraneSettings(schema);
+    settings.attach(loaded({}));
+    expect(settings.originOf('trial')).toBe('default');
+    settings.server = serverConfig({ trial: 'auto' });
+    expect(settings.originOf('trial')).toBe('server');
+    expect(settings.originOf('delay')).toBe('default');
+    // The form saved everything it showed, the server's value among it: still the server's.
+    settings.attach(loaded({ ...defaultsOf(schema), trial: 'auto' }));
+    expect(settings.originOf('trial')).toBe('server');
+    expect(settings.trialMode).toBe('auto');
+    settings.attach(loaded({ trial: 'off' }));
+    expect(settings.originOf('trial')).toBe('user');
+    expect(settings.trialMode).toBe('off');
+    // Votes and facts follow the server too until chosen.
+    settings.server = serverConfig({ votes: 3, categories: 'SR' });
+    expect(settings.current.votes).toBe(3);
+    expect(settings.current.value).toBe(false);
+    expect(settings.originOf('votes')).toBe('server');
   });
 
   it('knows whether a model may be asked', () => {

@@ -11,7 +11,12 @@ import type { IAnalyzeResult } from '../api';
 import { Diagnosis, formatDuration } from '../diagnosis';
 import { CellChecks } from '../model';
 import { CraneSettings } from '../settings';
-import { ADDING_A_MODEL_URL, CraneSidebar, SidebarModel } from '../sidebar';
+import {
+  ADDING_A_MODEL_URL,
+  CraneSidebar,
+  SidebarModel,
+  trialModeText
+} from '../sidebar';
 import { SessionStats } from '../stats';
 import type { ICheckRecord } from '../tokens';
 import { cellView } from '../verdict';
@@ -133,7 +138,7 @@ describe('the diagnosis', () => {
 
   it('shows the details that mean something: no model, tokens or votes when the checks decided', async () => {
     const { node, dispose } = await diagnosis(noModelCrash);
-    const rows = texts(node, '.jp-Crane-details th');
+    const rows = texts(node, '.jp-Crane-details dt');
     expect(rows).toEqual(['Time']);
     expect(node.textContent).not.toContain('Tokens');
     dispose();
@@ -141,7 +146,7 @@ describe('the diagnosis', () => {
 
   it('names the model, its tokens and the facts sent when the model decided', async () => {
     const { node, dispose } = await diagnosis(modelCrash);
-    expect(texts(node, '.jp-Crane-details th')).toEqual([
+    expect(texts(node, '.jp-Crane-details dt')).toEqual([
       'Model',
       'Time',
       'Tokens',
@@ -159,7 +164,7 @@ describe('the diagnosis', () => {
     dispose();
   });
 
-  it('shows an observed crash: outcome, exception and line, time, sandbox, frames', async () => {
+  it('shows an observed crash: the exception and line once, then outcome, time, sandbox', async () => {
     const { node, dispose } = await diagnosis(
       observedCrash,
       "x = 1\ntotal = df['Agee'].mean()"
@@ -169,30 +174,103 @@ describe('the diagnosis', () => {
       "Line 2: total = df['Agee'].mean()"
     ]);
     const trial = node.querySelector('.jp-Crane-trial')!;
-    expect(texts(trial as HTMLElement, 'tr')).toEqual([
+    expect(texts(trial as HTMLElement, '.jp-Crane-pair')).toEqual([
       'Outcomecrashed',
-      "ExceptionKeyError: 'Agee' (line 2)",
       'Ran for13 ms',
       'Extra memory3.5 MB',
-      'Sandboxlandlock+seccomp+netns'
+      'Sandboxlandlock, seccomp, netns'
     ]);
-    expect(texts(trial as HTMLElement, '.jp-Crane-frames li')).toEqual([
-      "line 2: total = df['Agee'].mean()"
+    // The cause says the exception: once in the whole panel, its message and line too.
+    const whole = node.textContent ?? '';
+    expect(whole.split("KeyError: 'Agee'")).toHaveLength(2);
+    expect(whole.split("total = df['Agee'].mean()")).toHaveLength(2);
+    expect(trial.querySelector('.jp-Crane-frames')).toBeNull();
+    dispose();
+  });
+
+  it('lists the frames of an observed crash when they go through more than its line', async () => {
+    const deep: IAnalyzeResult = {
+      ...observedCrash,
+      trial: {
+        ...observedCrash.trial!,
+        line: 2,
+        frames: [
+          { line: 4, text: 'total = mean_of(df)' },
+          { line: 2, text: "return frame['Agee'].mean()" }
+        ]
+      }
+    };
+    const { node, dispose } = await diagnosis(
+      deep,
+      "def mean_of(frame):\n    return frame['Agee'].mean()\n\ntotal = mean_of(df)"
+    );
+    expect(texts(node, '.jp-Crane-frames li')).toEqual([
+      'line 4: total = mean_of(df)',
+      "line 2: return frame['Agee'].mean()"
     ]);
     dispose();
   });
 
-  it('says why a blocked trial did not decide and what decided instead', async () => {
+  it('opens the facts of the objects the crashing line uses, though the message names none of their facts', async () => {
+    const shapes: IAnalyzeResult = {
+      ...observedCrash,
+      runtime: {
+        objects: [
+          {
+            expr: 'model',
+            type: 'torch.nn.Linear',
+            facts: [{ key: 'in_features', value: 20, cat: 'S' }]
+          },
+          {
+            expr: 'x',
+            type: 'torch.Tensor',
+            facts: [{ key: 'shape', value: [4, 10], cat: 'S' }]
+          },
+          {
+            expr: 'unused',
+            type: 'int',
+            facts: [{ key: 'value', value: 3, cat: 'V' }]
+          }
+        ]
+      },
+      trial: {
+        ...observedCrash.trial!,
+        exception: 'RuntimeError',
+        message: 'mat1 and mat2 shapes cannot be multiplied (4x10 and 20x5)',
+        line: 1,
+        frames: [{ line: 1, text: 'out = model(x)' }]
+      }
+    };
+    const { node, dispose } = await diagnosis(shapes, 'out = model(x)');
+    const open = [...node.querySelectorAll('.jp-Crane-object')].map(d => [
+      d.querySelector('summary code')!.textContent,
+      d.hasAttribute('open')
+    ]);
+    expect(open).toEqual([
+      ['model', true],
+      ['x', true],
+      ['unused', false]
+    ]);
+    dispose();
+  });
+
+  it('says why a blocked trial did not decide and what decided instead, once', async () => {
     const { node, dispose } = await diagnosis(blockedTrial);
     const trial = node.querySelector('.jp-Crane-trial')!;
-    expect(trial.textContent).toContain('stopped by the sandbox');
-    expect(trial.textContent).toContain(
-      'writing /home/user/out.csv was refused'
-    );
     expect(texts(trial as HTMLElement, '.jp-Crane-trial-fallback')).toEqual([
       'The trial run stopped by the sandbox: writing /home/user/out.csv was refused. ' +
         'The verdict falls back to the checks and the model.'
     ]);
+    expect(
+      (trial.textContent ?? '').split('writing /home/user/out.csv')
+    ).toHaveLength(2);
+    expect(texts(trial as HTMLElement, '.jp-Crane-pair dt')).toEqual([
+      'Ran for',
+      'Extra memory',
+      'Sandbox'
+    ]);
+    // What was tried is said once, under the level (the panel's header): not again here.
+    expect(node.querySelector('.jp-Crane-cause')).toBeNull();
     dispose();
   });
 });
@@ -273,10 +351,45 @@ describe('CraneSidebar', () => {
   });
 });
 
+describe('trialModeText', () => {
+  it('says the trial mode in effect and whose setting it is', () => {
+    const settings = new CraneSettings(schema);
+    const attach = (user: Record<string, unknown>) =>
+      settings.attach({
+        composite: user,
+        user,
+        changed: new Signal({})
+      } as unknown as ISettingRegistry.ISettings);
+    attach({});
+    expect(trialModeText(trans, settings)).toBe('Trial runs: when you ask');
+    settings.server = serverConfig({ trial: 'auto' });
+    expect(trialModeText(trans, settings)).toBe(
+      "Trial runs: with every check (the server's setting)"
+    );
+    attach({ trial: 'on-demand' });
+    expect(trialModeText(trans, settings)).toBe(
+      'Trial runs: when you ask (your setting)'
+    );
+    settings.server = serverConfig({ trial: 'off' });
+    expect(trialModeText(trans, settings)).toBe(
+      "Trial runs: off (the server's setting)"
+    );
+    settings.server = serverConfig({
+      trial_available: false,
+      trial_unavailable_reason: 'no seccomp user notification (Linux < 5.5)'
+    });
+    expect(trialModeText(trans, settings)).toBe(
+      'Trial runs are not possible here: no seccomp user notification (Linux < 5.5)'
+    );
+    settings.dispose();
+  });
+});
+
 describe('formatDuration', () => {
   it('says durations the way people do', () => {
     expect(formatDuration(0)).toBe('0 s');
     expect(formatDuration(35.4)).toBe('35 ms');
+    expect(formatDuration(0.3)).toBe('under 1 ms');
     expect(formatDuration(2400)).toBe('2.4 s');
     expect(formatDuration(42_000)).toBe('42 s');
     expect(formatDuration(185_000)).toBe('3 min 5 s');

@@ -73,7 +73,44 @@ test('the settings page offers what this server allows, in plain words, with the
   await expect(
     page.locator('.jp-PluginList [data-icon="crane-jupyterlab:crane"]').first()
   ).toBeVisible();
+  // Every control is labelled: no "add a property" button.
+  await expect(panel.locator('.jp-ArrayOperationsButton')).toHaveCount(0);
   await screenshot(page.locator('#jp-main-dock-panel'), 'settings-light');
+});
+
+test("on a server without a model that runs trials with every check, the settings show the server's mode and no unlabelled button", async ({
+  page
+}) => {
+  // The server's answer, changed at the network edge: no model, trial runs automatically.
+  const config = /\/crane\/config(\?|$)/;
+  await page.route(config, async route => {
+    const response = await route.fetch();
+    const json = (await response.json()) as Record<string, unknown>;
+    await route.fulfill({
+      response,
+      json: { ...json, model: null, allowed_models: [], trial: 'auto' }
+    });
+  });
+  await page.goto();
+  await page.evaluate(() =>
+    window.jupyterapp.commands.execute('settingeditor:open', {
+      query: 'Crash prediction'
+    })
+  );
+  const panel = page.locator('.jp-SettingsPanel');
+  await expect(panel).toContainText('Trial run');
+  // No model: its settings are gone, and with them the form offered an unlabelled "+" button.
+  await expect(panel).not.toContainText('Votes');
+  await expect(panel.locator('.jp-ArrayOperationsButton')).toHaveCount(0);
+  // The dropdown shows what applies (the server's mode), and says whose it is.
+  const select = panel.locator('select').first();
+  await expect(select.locator('option:checked')).toHaveText(
+    'Automatically, with every check'
+  );
+  await expect(panel).toContainText(
+    "Until you choose, the server's setting applies: automatically."
+  );
+  await page.unroute(config);
 });
 
 test('auto-check off: only the command checks, and Shift-Enter runs unguarded', async ({

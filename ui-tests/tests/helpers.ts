@@ -170,13 +170,19 @@ export async function openSidebar(page: IJupyterLabPageFixture): Promise<Locator
   return sidebar(page);
 }
 
+/** What axe-core found: violations, and the checks it could not decide ("incomplete"), with why. */
+export interface IA11yResults {
+  violations: string[];
+  incomplete: string[];
+}
+
 /**
- * The WCAG 2 A/AA violations (contrast included) that axe-core finds on the extension's visible
- * elements: the badges and the crash panel.
+ * Axe-core (WCAG 2 A/AA, contrast included) on the extension's visible elements: the badges and the
+ * crash panel.
  */
-export async function a11yViolations(
+export async function a11yResults(
   page: IJupyterLabPageFixture
-): Promise<string[]> {
+): Promise<IA11yResults> {
   // JupyterLab's body has no height (its shell is positioned absolutely) and hides its overflow:
   // axe would take everything inside for clipped and check nothing. Give it the window's height.
   await page.evaluate(() => {
@@ -201,9 +207,23 @@ export async function a11yViolations(
       )
     );
   }
-  return results.violations.flatMap(v =>
-    v.nodes.map(n => `${v.id}: ${n.target.join(' ')} — ${n.failureSummary ?? ''}`)
-  );
+  const lines = (items: typeof results.violations) =>
+    items.flatMap(v =>
+      v.nodes.map(
+        n => `${v.id}: ${n.target.join(' ')} — ${n.failureSummary ?? ''}`
+      )
+    );
+  return {
+    violations: lines(results.violations),
+    incomplete: lines(results.incomplete)
+  };
+}
+
+/** The WCAG 2 A/AA violations axe-core finds on the badges and the crash panel. */
+export async function a11yViolations(
+  page: IJupyterLabPageFixture
+): Promise<string[]> {
+  return (await a11yResults(page)).violations;
 }
 
 /** The figure of a session statistic in the crash panel. */

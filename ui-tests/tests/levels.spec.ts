@@ -63,7 +63,7 @@ test('will crash: a certain crash before Shift-Enter, its cause and decisive fac
     panel.locator('.jp-Crane-object').first().locator('li').first()
   ).toHaveClass(/jp-mod-decisive/);
   // No model was asked: no model, token or vote rows.
-  await expect(panel.locator('.jp-Crane-details th')).toHaveText(['Time']);
+  await expect(panel.locator('.jp-Crane-details dt')).toHaveText(['Time']);
   await screenshot(page.locator('#jp-main-content-panel'), 'sidebar-light');
 
   // The guard asks in the badge's words; Cancel runs nothing, in edit and in command mode.
@@ -125,7 +125,7 @@ test('may crash: the model predicts what the checks cannot prove; fixed and run,
     "df['Agee'] does not exist"
   );
   // A model answered: its name and tokens are shown now.
-  await expect(panel.locator('.jp-Crane-details th')).toContainText(['Model', 'Time', 'Tokens']);
+  await expect(panel.locator('.jp-Crane-details dt')).toContainText(['Model', 'Time', 'Tokens']);
   await screenshot(page.locator('#jp-main-content-panel'), 'sidebar-predicted-light');
 
   // Fix the cell, run it: no error, a crash caught, and the re-run it spared counted.
@@ -149,6 +149,11 @@ test('no crash found, with what was tried; then a crash nothing warned of is rec
   await expect(badge).toContainText(
     'No crash found (tried: the deterministic checks and the model)'
   );
+  // What was tried, once: under the level.
+  await expect(panel.locator('.jp-Crane-basis')).toHaveText(
+    'tried: the deterministic checks and the model'
+  );
+  await expect(panel.locator('.jp-Crane-active .jp-Crane-cause')).toHaveCount(0);
   await runAndSee(page, 1, 'KeyError');
   await expect(badge).toHaveAttribute('data-crane-state', 'missed');
   await expect(badge).toContainText('Crashed without a warning');
@@ -165,6 +170,7 @@ test('a warned cell that is fixed and run adds a caught crash (checks)', async (
   await openSidebar(page);
   await checked(page, 1, CRASHING, 'will-crash');
   await checked(page, 1, FIXED, 'no-crash');
+  await screenshot(page.locator('#jp-main-content-panel'), 'sidebar-no-crash');
   await runAndSee(page, 1, '30');
   await expect(stat(page, 'caught')).toHaveText('1 (observed 0, predicted 1)');
   expect(Number(await stat(page, 'saved').getAttribute('data-ms'))).toBeGreaterThan(0);

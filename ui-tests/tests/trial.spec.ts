@@ -12,6 +12,7 @@ import {
   notebookWithData,
   openSidebar,
   runAndSee,
+  screenshot,
   screenshotBadge,
   setSetting,
   sidebar
@@ -57,8 +58,14 @@ test('Trial-Run Cell observes a crash that the checks and the model missed, befo
   const panel = await openSidebar(page);
   const trial = panel.locator('.jp-Crane-trial');
   await expect(trial).toContainText('crashed');
-  await expect(trial).toContainText('KeyError');
   await expect(trial).toContainText('Sandbox');
+  // The exception is said once, as the cause; the trial section adds the outcome, time and sandbox.
+  await expect(panel.locator('.jp-Crane-cause-text')).toHaveText("KeyError: 10");
+  const active = await panel.locator('.jp-Crane-active').innerText();
+  expect(active.split('KeyError')).toHaveLength(2);
+  // The objects of the crashing line are open.
+  await expect(panel.locator('.jp-Crane-object').first()).toHaveAttribute('open', '');
+  await screenshot(page.locator('#jp-main-content-panel'), 'sidebar-observed');
 
   // The real run crashes as observed: confirmed.
   await runAndSee(page, 1, 'KeyError');
@@ -71,12 +78,21 @@ test('with trial runs on every check, a cell that writes a file is stopped by th
 }) => {
   await setSetting(page, 'trial', 'auto');
   await notebookWithData(page, 'blocked.ipynb');
-  await checked(page, 1, WRITES, 'no-crash');
+  const badge = await checked(page, 1, WRITES, 'no-crash');
+  // The badge names the trial that was asked for and could not decide.
+  await expect(badge).toContainText('trial run blocked by the sandbox');
   const panel = await openSidebar(page);
   const trial = sidebar(page).locator('.jp-Crane-trial');
   await expect(trial).toContainText('stopped by the sandbox');
   await expect(panel.locator('.jp-Crane-trial-fallback')).toBeVisible();
+  // The mode in effect and whose it is.
+  await expect(panel.locator('.jp-Crane-trial-mode')).toHaveText(
+    'Trial runs: with every check (your setting)'
+  );
   expect(await page.contents.fileExists(`${tmpPath}/trial-out.csv`)).toBe(false);
+  await page.notebook.selectCells(1);
+  await screenshotBadge(page, 1, 'badge-blocked');
+  await screenshot(page.locator('#jp-main-content-panel'), 'sidebar-blocked');
 
   // Run for real, the file is written: the trial's refusal was the sandbox, not the cell.
   await page.notebook.enterCellEditingMode(1);
