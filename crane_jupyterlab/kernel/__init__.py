@@ -53,7 +53,8 @@ with these stable keys (category in brackets):
 - module entries (`modules`): `version`, `aliases`; torch adds `grad_enabled` [V], `autocast` [R] and
   `cuda_available` [V] (never by torch.cuda.is_available(): see libraries._cuda_available); sklearn
   adds `array_api_dispatch` [R].
-- call checks add entries such as `plt.style.use('x')` with `available` [V] and `close` [S]; files the
+- style names passed to `style.use`/`style.context` (matplotlib.style loaded): `<matplotlib style 'x'>`
+  with `in_library`/`deprecated_alias`/`file_exists` [V], `matplotlib` [R], `close`/`renamed` [S]; files the
   cell opens: `path '...'` entries with `exists` [V]."""
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ MANIFEST = (
     "trial",
     "scan",
     "calls",
+    "styles",
     "docs",
     "libraries",
     "summarize/objects",
