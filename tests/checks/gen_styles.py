@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from variants import Spec, State
 
-# each variant starts in a fresh working directory holding a style file named like a style ($f)
+# each variant starts in a fresh working directory (removed when the worker exits) holding a style file
+# named like a style ($f)
 COMMON = (
-    "import os, tempfile\nos.chdir(tempfile.mkdtemp(prefix='crane-styles-'))\n"
+    "import atexit, os, shutil, tempfile\nos.chdir(tempfile.mkdtemp(prefix='crane-styles-'))\n"
+    "atexit.register(shutil.rmtree, os.getcwd(), True)\n"
     "with open('$f', 'w') as fh:\n    fh.write('axes.grid: True\\n')\n"
     "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib as mpl\nimport matplotlib.pyplot as plt"
 )
