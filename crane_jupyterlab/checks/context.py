@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .evaluate import Evaluator
-from .flow import Site
+from .flow import ImportSite, Site
 from .view import ObjInfo, RuntimeView
 
 
@@ -19,6 +19,7 @@ class CellContext:
     view: RuntimeView
     sites: list[Site]
     values: Evaluator
+    imports: list[ImportSite] = field(default_factory=list)  # the import statements, in order
 
     def certain(self, kind: type[ast.expr] | tuple[type[ast.expr], ...]) -> Iterator[Site]:
         """Sites of this node kind that run whenever the cell gets that far."""

@@ -10,7 +10,7 @@ from ..models import Finding
 from .cell import parse_cell
 from .context import CellContext
 from .evaluate import Evaluator
-from .flow import Site, walk_cell
+from .flow import ImportSite, Site, walk_cell
 from .rules import RULES
 from .view import RuntimeView, from_probe
 
@@ -78,5 +78,6 @@ def cell_context(source: str, tree: ast.Module, view: RuntimeView) -> CellContex
         evaluators.append(Evaluator(view, sites))
         return evaluators[0]
 
-    sites = walk_cell(tree, view.is_library, view.modules.__contains__, runtime)
-    return CellContext(source, tree, view, sites, evaluators[0])
+    imports: list[ImportSite] = []
+    sites = walk_cell(tree, view.is_library, view.modules.__contains__, runtime, imports)
+    return CellContext(source, tree, view, sites, evaluators[0], imports)

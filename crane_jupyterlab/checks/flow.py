@@ -36,6 +36,7 @@ __all__ = [
     "DYNAMIC_BUILTINS",
     "PURE_BUILTINS",
     "PURE_METHODS",
+    "ImportSite",
     "Runtime",
     "Site",
     "_context_is_plain",
@@ -58,6 +59,20 @@ class _State:
     unpacked: dict[str, tuple[ast.Call, int]] = field(default_factory=dict)  # `a, b = f()`: b -> (f(), 1)
     fitted: dict[str, tuple[ast.Call, ast.Call]] = field(default_factory=dict)  # name -> (constructor, fit)
     assigned: dict[str, ast.expr] = field(default_factory=dict)  # name -> expression it was bound to
+
+
+@dataclass(frozen=True)
+class ImportSite:
+    """An import statement, with whether it certainly runs and the `except` clauses around it."""
+
+    node: ast.Import | ast.ImportFrom
+    certain: bool
+    handlers: tuple[tuple[str, ...] | None, ...]
+    barrier: bool  # a call before it may have run user code
+
+    def caught(self, exc_bases: tuple[str, ...]) -> bool:
+        return Site(ast.Constant(None), self.certain, self.handlers, frozenset(), frozenset(),
+                    frozenset(), self.barrier).caught(exc_bases)  # fmt: skip
 
 
 class Runtime(Protocol):
@@ -83,6 +98,7 @@ class _Walker(CallEffects):
         self.runtime: Runtime = _NoRuntime()
         self.modules_imported: set[str] = set()  # names bound by `import x` / `import x as y` here
         self.sites: list[Site] = []
+        self.import_sites: list[ImportSite] = []
         self.s = _State()
         self.user_callables: set[str] = set()
         # Names bound in the cell to library objects (imports, results of library calls).
@@ -259,6 +275,7 @@ class _Walker(CallEffects):
             self.touch(node.name)
             self.user_callables.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            self.import_sites.append(ImportSite(node, self.s.certain, self.s.handlers, self.s.barrier))
             for alias in node.names:
                 if alias.name == "*":
                     self.s.barrier = True  # binds names we cannot list
@@ -452,16 +469,20 @@ def walk_cell(
     is_library: Callable[[str], bool],
     is_module: Callable[[str], bool] = lambda _: False,
     runtime: Callable[[list[Site]], Runtime] | None = None,
+    imports: list[ImportSite] | None = None,
 ) -> list[Site]:
     """All expression sites of the cell, in evaluation order.
 
     `is_library(name)` says whether a kernel name is library code (a module, or an object whose calls
     cannot run the user's code); calls through any other name raise the barrier. `is_module(name)`
     says whether a kernel name is a module. `runtime(sites)` answers, from the sites walked so far,
-    which conditions the runtime decides and which loops certainly iterate.
+    which conditions the runtime decides and which loops certainly iterate. `imports` receives the
+    import statements, in order.
     """
     walker = _Walker(is_library, is_module)
     if runtime is not None:
         walker.runtime = runtime(walker.sites)
     walker.block(tree.body)
+    if imports is not None:
+        imports.extend(walker.import_sites)
     return walker.sites

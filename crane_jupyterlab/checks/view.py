@@ -156,6 +156,7 @@ class RuntimeView:
     python: str | None = None
     syntax_error: dict[str, Any] | None = None
     source: str = "probe"
+    imports: list[dict[str, Any]] = field(default_factory=list)  # the probe's verdicts on the cell's imports
 
     def get(self, expr: str) -> ObjInfo | None:
         return self.objects.get(expr)
@@ -387,6 +388,7 @@ def from_probe(result: dict[str, Any]) -> RuntimeView:
                     view.modules[alias] = ModuleInfo(
                         alias, full, module.version, module.grad_enabled, module.facts
                     )
+    view.imports = [e for e in result.get("imports") or [] if isinstance(e, dict)]
     _paths_from_docs(view, result.get("docs"))
     stack: list[tuple[dict[str, Any], ObjInfo | None]] = [
         (e, None) for e in (result.get("objects") or []) if isinstance(e, dict)

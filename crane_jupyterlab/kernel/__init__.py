@@ -53,6 +53,9 @@ with these stable keys (category in brackets):
 - module entries (`modules`): `version`, `aliases`; torch adds `grad_enabled` [V], `autocast` [R] and
   `cuda_available` [V] (never by torch.cuda.is_available(): see libraries._cuda_available); sklearn
   adds `array_api_dispatch` [R].
+- `imports` (only when the cell imports): one entry per imported name, `line`/`module`/`name`/`state`
+  (`loaded`, `found`, `missing`, `no-name`, `unknown`), `missing`, `note`, `version`, `elsewhere`
+  (kernel/imports.py: found through the kernel's finders without importing anything).
 - style names passed to `style.use`/`style.context` (matplotlib.style loaded): `<matplotlib style 'x'>`
   with `in_library`/`deprecated_alias`/`file_exists` [V], `matplotlib` [R], `close`/`renamed` [S]; files the
   cell opens: `path '...'` entries with `exists` [V]."""
@@ -80,6 +83,7 @@ MANIFEST = (
     "styles",
     "docs",
     "libraries",
+    "imports",
     "summarize/objects",
     "summarize/core",
     "summarize/builtins",

@@ -24,6 +24,7 @@ from .safe import (
     _isclass,
     _isfunction,
     _ismethod,
+    _lookup,
     _method_func,
     _module_dict,
     _mro,
@@ -76,6 +77,10 @@ def _argument_checks(scan: _Scanner, ns: dict[str, Any], ctx: _Ctx) -> list[dict
         if failed is None:
             failed = _keras_leftovers(fn, call.keywords)
             raises = "ValueError"
+        if failed is None:
+            histtype = call.kw_strings.get("histtype", [None]) if "histtype" in call.keywords else [None]
+            failed = _patch_leftovers(fn, call.keywords, histtype[0] if len(histtype) == 1 else "?")
+            raises = "AttributeError"
         if failed is None:
             continue
         signature, message = failed
@@ -167,6 +172,41 @@ def _keras_leftovers(cls: Any, keywords: list[str]) -> tuple[str, str] | None:
         return None
     what = "Argument(s) not recognized" if base == "BaseOptimizer" else "Unrecognized keyword arguments"
     return _signature_text(_drop_first(own) or own), f"{what}: {', '.join(leftover)}"
+
+
+def _patch_leftovers(fn: Any, keywords: list[str], histtype: str | None) -> tuple[str, str] | None:
+    """(signature, message) for matplotlib's `hist` given a keyword that is neither its parameter nor a
+    property of the patches it draws (`normed=`, removed in 3.1): its docstring says `**kwargs` are
+    "`~matplotlib.patches.Patch` properties", and `Artist._update_props` raises AttributeError for a
+    key without a `set_<key>` method. Rectangle (bars) and Polygon (steps) must both lack it."""
+    func = _method_func(fn) if _ismethod(fn) else fn
+    if not keywords or not _isfunction(func):
+        return None
+    if func.__name__ != "hist" or func.__module__ not in ("matplotlib.pyplot", "matplotlib.axes._axes"):
+        return None
+    doc = func.__doc__
+    if type(doc) is not str or "`~matplotlib.patches.Patch` properties" not in doc:
+        return None
+    signature = _signature_of(func)
+    if signature is None or not any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
+        return None
+    named = {p.name for p in signature.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    patches = _module_dict(sys.modules.get("matplotlib.patches"))
+    drawn: list[Any] = [patches.get("Rectangle"), patches.get("Polygon")]
+    if not all(_isclass(c) for c in drawn):
+        return None
+    leftover = [
+        k for k in keywords
+        if k not in named and k != "axes" and all(_lookup(c, f"set_{k}")[1] is _MISSING for c in drawn)
+    ]  # fmt: skip
+    if not leftover:
+        return None
+    artist = {None: "Rectangle", "bar": "Rectangle", "barstacked": "Rectangle", "step": "Polygon",
+              "stepfilled": "Polygon"}.get(histtype, "Patch")  # fmt: skip
+    return _signature_text(signature), (
+        f"passes {leftover[0]}= to its patches: {artist}.set() got an unexpected keyword argument "
+        f"{leftover[0]!r} (not a Patch property of the installed matplotlib)"
+    )
 
 
 def _path_checks(scan: _Scanner, ns: dict[str, Any]) -> list[dict[str, Any]]:

@@ -35,7 +35,9 @@ def _column_hints(scan: _Scanner, ns: dict[str, Any]) -> dict[str, dict[str, Any
     hints: dict[str, dict[str, Any]] = {}
 
     def want(root: str, col: Any, pos: int) -> None:
-        if type(col) not in (str, int) or not _is(ns.get(root), "pandas", "DataFrame"):
+        # a tuple is one label to pandas (a MultiIndex column, by levels): asked about as a whole
+        one = type(col) in (str, int) or (type(col) is tuple and all(type(c) in (str, int) for c in col))
+        if not one or not _is(ns.get(root), "pandas", "DataFrame"):
             return
         created = scan.created.get((root, col))
         if created is not None and created <= pos:
@@ -47,6 +49,8 @@ def _column_hints(scan: _Scanner, ns: dict[str, Any]) -> dict[str, dict[str, Any
     for ref in scan.refs:
         if ref.ops and ref.ops[0][0] == "item":
             key = ref.ops[0][1]
+            if type(key) is tuple:
+                want(ref.root, key, ref.pos)
             for k in key if isinstance(key, (list, tuple)) else [key]:
                 want(ref.root, k, ref.pos)
         elif ref.ops and ref.ops[0][0] == "attr" and _is(ns.get(ref.root), "pandas", "DataFrame"):

@@ -16,6 +16,7 @@ from typing import Any
 from .calls import _argument_checks, _path_checks
 from .cell import python_source
 from .docs import _docs
+from .imports import import_facts
 from .libraries import _modules
 from .lineage import _lineage, _skip_lineage
 from .refs import _chain_entries, _column_hints
@@ -173,6 +174,9 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
         done.add(rel)
     result["objects"] = objects
     result["modules"] = _modules(module_names, scan, ctx)
+    imports = import_facts(tree)
+    if imports:
+        result["imports"] = imports
     if opts.get("docs"):
         result["docs"] = _docs(scan, ns, ctx)
     result["budget_exhausted"] = ctx.exhausted

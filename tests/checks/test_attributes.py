@@ -75,3 +75,12 @@ def test_matplotlib_style_missing_from_the_installed_version(messages: Checker) 
 def test_junobench_records_never_prove_an_attribute_missing() -> None:
     record = {"X_train": {"type": "numpy.ndarray", "shape": [3, 2], "dtype": "float64"}}
     assert check_view("X_train.join(y)", from_junobench(record, "X_train.join(y)", ["y = 1"])) == []
+
+
+def test_a_submodule_attribute_the_installed_matplotlib_removed(messages: Checker) -> None:
+    matplotlib = pytest.importorskip("matplotlib")
+    cm = pytest.importorskip("matplotlib.cm")
+    if hasattr(cm, "get_cmap"):
+        pytest.skip("this matplotlib still has matplotlib.cm.get_cmap")
+    (message,) = messages("cmap = matplotlib.cm.get_cmap('viridis')", {"matplotlib": matplotlib})
+    assert message.startswith("AttributeError: module 'matplotlib.cm'") and "'get_cmap'" in message

@@ -139,3 +139,41 @@ def test_seaborn_variable_naming_no_column() -> None:
     ):
         assert check(source, probe.run(source, {}, namespace=ns)) == [], source
         exec(source, dict(ns))
+
+
+def _health() -> Any:
+    """Columns on two levels (subject, type), as in the Python Data Science Handbook's `health_data`."""
+    columns = pd.MultiIndex.from_product([["Bob", "Guido", "Sue"], ["HR", "Temp"]], names=["subject", "type"])
+    return pd.DataFrame(np.ones((4, 6)), columns=columns)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "health_data['Guido', 'HR']",
+        "health_data[('Guido', 'HR')].mean()",
+        "health_data['Guido']",
+        "health_data.loc[:, ('Bob', 'Temp')]",
+        "flat[['a', 'b']]",
+    ],
+)
+def test_a_tuple_key_is_one_label_matched_by_levels(source: str, messages: Checker) -> None:
+    ns = {"health_data": _health(), "flat": pd.DataFrame({"a": [1], "b": [2]})}
+    assert messages(source, ns) == []
+    exec(source, ns)  # runs
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "health_data['Ann', 'HR']",  # no such first level
+        "health_data['Guido', 'Pulse']",  # no such second level under 'Guido'
+        "flat['a', 'b']",  # flat columns: the tuple itself is not a label
+    ],
+)
+def test_a_tuple_key_missing_from_the_columns(source: str, messages: Checker) -> None:
+    ns = {"health_data": _health(), "flat": pd.DataFrame({"a": [1], "b": [2]})}
+    (message,) = messages(source, ns)
+    assert message.startswith("KeyError: (")
+    with pytest.raises(KeyError):
+        exec(source, ns)

@@ -16,6 +16,7 @@ from . import (
     devices,
     formulas,
     grads,
+    imports,
     indexing,
     labels,
     lengths,
@@ -35,6 +36,7 @@ Rule = Callable[[CellContext], Iterator[Finding]]
 
 RULES: tuple[Rule, ...] = (
     names.check,
+    imports.check,
     columns.check,
     formulas.check,
     attributes.check,

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from ...models import Finding
 from ..context import CellContext, line_of
 from ..flow import root_name
-from ..view import type_class
+from ..view import ModuleInfo, type_class
 
 RULE = "missing-attribute"
 
@@ -43,6 +43,12 @@ def check(ctx: CellContext) -> Iterator[Finding]:
         reported.add(expr)
         owner = ctx.view.get(ast.unparse(node.value))
         module = ctx.view.modules.get(ast.unparse(node.value))
+        dotted = ast.unparse(node.value).split(".")
+        top = ctx.view.modules.get(dotted[0])
+        owner_type = owner.type if owner is not None else entry.type  # a missing entry carries its owner's
+        if module is None and owner_type == "module" and top is not None:
+            # `matplotlib.cm.get_cmap`: a submodule reached through a kernel module alias
+            module = ModuleInfo(ast.unparse(node.value), ".".join([top.module, *dotted[1:]]), top.version)
         if module is not None:
             version = f" {module.version}" if module.version else ""
             what = f"module '{module.module}'{version} has no attribute '{node.attr}'"

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from ...models import Finding
 from ..context import CellContext, argument, const_str, has_star_args, kwarg, line_of
 from ..flow import Site, root_name
-from ..view import ObjInfo
+from ..view import ObjInfo, normalize_expr
 
 RULE = "missing-key"
 
@@ -109,6 +109,8 @@ def _subscript(ctx: CellContext, site: Site, node: ast.Subscript) -> Finding | N
         )
     if not isinstance(node.ctx, ast.Load) or site.caught(("KeyError",)):
         return None
+    if base.is_frame and isinstance(node.slice, ast.Tuple):
+        return _tuple_key(ctx, base, node)
     if base.is_frame:
         keys = ctx.labels(node.slice, site)
         if keys is None:
@@ -234,6 +236,27 @@ def _column_method(ctx: CellContext, site: Site, call: ast.Call) -> Finding | No
     return _absent(ctx, frame, keys, call, f"{func.attr}() names", extra)
 
 
+def _tuple_key(ctx: CellContext, frame: ObjInfo, node: ast.Subscript) -> Finding | None:
+    """`df['Guido', 'HR']`: a tuple is ONE label to `DataFrame.__getitem__` (a MultiIndex column, matched
+    level by level; on flat columns a tuple label). `key in df.columns` false, as the probe asked the live
+    frame, means `columns.get_loc(key)` raises KeyError; the elements are never columns of their own."""
+    assert isinstance(node.slice, ast.Tuple)
+    key = []
+    for elt in node.slice.elts:
+        if not (isinstance(elt, ast.Constant) and type(elt.value) in (str, int)):
+            return None
+        key.append(elt.value)
+    child = ctx.view.get(normalize_expr(f"{frame.expr}[{tuple(key)!r}]")) if not frame.derived else None
+    if child is None or not child.missing:
+        return None
+    return Finding(
+        rule=RULE,
+        message=f"KeyError: {tuple(key)!r}: {frame.expr} has no column {tuple(key)!r} (line {line_of(node)}).",  # noqa: E501
+        evidence=[f"{tuple(key)!r} in {frame.expr}.columns = False", *_columns_evidence(frame, [])],
+        line=line_of(node),
+    )
+
+
 def _selection(ctx: CellContext, site: Site, node: ast.Subscript) -> Finding | None:
     """`df.groupby(...)['c']` (KeyError: Column not found) and `df.loc[rows, 'c']` (KeyError) reading
     a column the frame does not have."""
@@ -248,8 +271,8 @@ def _selection(ctx: CellContext, site: Site, node: ast.Subscript) -> Finding | N
         frame_node: ast.expr = value.func.value
         what = "groupby(...)[...] selects"
     elif isinstance(value, ast.Attribute) and value.attr == "loc" and isinstance(node.slice, ast.Tuple):
-        if len(node.slice.elts) != 2:
-            return None
+        if len(node.slice.elts) != 2 or isinstance(node.slice.elts[1], ast.Tuple):
+            return None  # `.loc[rows, ('a', 'b')]`: one MultiIndex column, not two
         keys = ctx.labels(node.slice.elts[1], site)
         frame_node = value.value
         what = ".loc[...] reads"

@@ -63,7 +63,7 @@ def _sum_frame(df: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
     attrs = hints.get("attrs")
     if attrs:  # columns the cell reads as attributes (`df.Age`), none shadowed by a DataFrame attribute
         _add(e, "S", "column_attrs", [_label(a, ctx) for a in attrs[:20]])
-    wanted = [w for w in hints.get("columns", []) if not isinstance(w, (list, tuple))]
+    wanted = [w for w in hints.get("columns", []) if not isinstance(w, list)]  # a tuple is one label
     # natural order for the first max_columns, then the named columns beyond them (or missing)
     chosen: list[Any] = list(dict.fromkeys(cols[: ctx.max_columns].tolist()))
     for w in wanted:
@@ -78,6 +78,11 @@ def _sum_frame(df: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
             present = _has_column(cols, c)
         except Exception:
             present = False
+        if type(c) is tuple and not present:
+            try:
+                present = bool(c in cols)  # an index that cannot answer for a tuple proves nothing
+            except Exception:
+                continue
         if not present:
             child = _entry(expr, "missing column")
             child["missing"] = True
