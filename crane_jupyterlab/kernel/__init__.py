@@ -56,7 +56,8 @@ with these stable keys (category in brackets):
 - `imports` (only when the cell imports): one entry per imported name, `line`/`module`/`name`/`state`
   (`loaded`, `found`, `missing`, `no-name`, `unknown`), `missing`, `note`, `version`, `elsewhere`
   (kernel/imports.py: found through the kernel's finders without importing anything).
-- call checks add entries such as `plt.style.use('x')` with `available` [V] and `close` [S]; files the
+- style names passed to `style.use`/`style.context` (matplotlib.style loaded): `<matplotlib style 'x'>`
+  with `in_library`/`deprecated_alias`/`file_exists` [V], `matplotlib` [R], `close`/`renamed` [S]; files the
   cell opens: `path '...'` entries with `exists` [V]."""
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ MANIFEST = (
     "trial",
     "scan",
     "calls",
+    "styles",
     "docs",
     "libraries",
     "imports",

@@ -1,12 +1,9 @@
-"""Call checks: a library call that cannot succeed with the live objects (a style that does not exist),
-arguments that cannot bind to the callee's signature, and files the cell opens.
-"""
+"""Call checks: arguments that cannot bind to the callee's signature, and files the cell opens."""
 
 from __future__ import annotations
 
 import ast
 import sys
-import types
 from typing import Any
 
 from .safe import (
@@ -26,7 +23,6 @@ from .safe import (
     _is,
     _isclass,
     _isfunction,
-    _isinst,
     _ismethod,
     _lookup,
     _method_func,
@@ -39,42 +35,7 @@ from .safe import (
     _trim,
     _Unsafe,
 )
-from .scan import _ops_text, _Scanner
-
-
-def _call_checks(scan: _Scanner, ns: dict[str, Any], ctx: _Ctx) -> list[dict[str, Any]]:
-    """Checks tied to a call's constant arguments, e.g. whether `plt.style.use('x')` names a known style."""
-    out: list[dict[str, Any]] = []
-    for call in scan.calls:
-        if call.root is None or call.root not in ns or call.method != "use" or not call.pos_strings:
-            continue
-        try:
-            owner: Any = ns[call.root]
-            for kind, key in call.ops[:-1]:
-                if kind != "attr":
-                    raise _Unsafe("subscript")
-                owner = _get_attr(owner, key)
-        except Exception:
-            continue
-        if not (
-            _isinst(owner, types.ModuleType) and _module_dict(owner).get("__name__") == "matplotlib.style"
-        ):
-            continue
-        available = _module_dict(owner).get("available")
-        if not isinstance(available, list):
-            continue
-        for style in call.pos_strings[:3]:
-            entry = _entry(f"{_ops_text(call.root, call.ops)}({style!r})", "matplotlib style")
-            # "default" restores rcParamsDefault; dotted names are package styles, slashes paths/URLs
-            ok = style in available or style == "default" or "/" in style or "." in style
-            entry["facts"].append(_fact("V", "available", ok))
-            if not ok:
-                entry["missing"] = True
-                entry["facts"].append(_fact("S", "close", _close(style, [str(s) for s in available])))
-            out.append(entry)
-            ctx.libs.add("matplotlib")
-    return out
-
+from .scan import _Scanner
 
 MAX_ARGUMENT_ENTRIES = 5
 

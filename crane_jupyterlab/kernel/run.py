@@ -13,7 +13,7 @@ import types
 import warnings
 from typing import Any
 
-from .calls import _argument_checks, _call_checks, _path_checks
+from .calls import _argument_checks, _path_checks
 from .cell import python_source
 from .docs import _docs
 from .imports import import_facts
@@ -22,6 +22,7 @@ from .lineage import _lineage, _skip_lineage
 from .refs import _chain_entries, _column_hints
 from .safe import IPYTHON_NAMES, _Ctx, _entry, _isfunction, _isinst, _trim, _trusted_callable, _type_name
 from .scan import _Scanner, formula_names, formula_strings
+from .styles import _style_checks
 from .summarize import summarize
 from .summarize.builtins import _function_globals
 
@@ -153,7 +154,7 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
             continue
         objects.extend(e for e in _chain_entries(ns[ref.root], ref, ctx) if e["expr"] not in done)
         done.update(o["expr"] for o in objects)
-    objects.extend(_call_checks(scan, ns, ctx))
+    objects.extend(_style_checks(scan, ctx))
     objects.extend(_argument_checks(scan, ns, ctx))
     objects.extend(_path_checks(scan, ns))
     related = _lineage(history, present, ns)[:4]

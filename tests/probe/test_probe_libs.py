@@ -365,13 +365,19 @@ def test_matplotlib_style_use_checks_available_styles() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    r = run('plt.style.use("seaborn")\nplt.hist([1, 2])', {"plt": plt})
-    e = entry(r, "plt.style.use('seaborn')")
-    assert e["missing"] is True and facts(e)["available"] is False
-    assert any(s.startswith("seaborn") for s in facts(e)["close"])
+    r = run('plt.style.use("seaborn-whitegrid")\nplt.hist([1, 2])', {"plt": plt})
+    e = entry(r, "<matplotlib style 'seaborn-whitegrid'>")
+    f = facts(e)
+    assert f["in_library"] is False and f["deprecated_alias"] is False and f["file_exists"] is False
+    assert any(s.startswith("seaborn") for s in f["close"])
+    if "seaborn-v0_8-whitegrid" in plt.style.library:
+        assert f["renamed"] == "seaborn-v0_8-whitegrid"
     assert modules(r)["matplotlib"]["version"] == matplotlib.__version__
-    ok = entry(run('plt.style.use("ggplot")', {"plt": plt}), "plt.style.use('ggplot')")
-    assert ok["missing"] is False and facts(ok)["available"] is True
+    # the cell's own import of pyplot: the loaded matplotlib.style is read all the same
+    ok = entry(
+        run('import matplotlib.pyplot as plt\nplt.style.use("ggplot")', {}), "<matplotlib style 'ggplot'>"
+    )
+    assert facts(ok)["in_library"] is True and "renamed" not in facts(ok)
 
 
 def test_loc_column_is_checked_on_the_frame() -> None:

@@ -22,36 +22,9 @@ from ..view import ModuleInfo, type_class
 RULE = "missing-attribute"
 
 
-def _style(ctx: CellContext) -> Iterator[Finding]:
-    """`plt.style.use('seaborn')` with a style the live matplotlib does not ship (OSError)."""
-    for site in ctx.certain(ast.Call):
-        call = site.node
-        assert isinstance(call, ast.Call)
-        entry = ctx.view.get(ast.unparse(call))
-        name = root_name(call)
-        if entry is None or not entry.missing or entry.type != "matplotlib style" or name is None:
-            continue
-        if not site.pristine(name) or site.caught(("OSError",)):
-            continue
-        style = call.args[0].value if call.args and isinstance(call.args[0], ast.Constant) else "?"
-        yield Finding(
-            rule=RULE,
-            message=(
-                f"OSError: {style!r} is not a valid package style of the installed matplotlib "
-                f"(line {line_of(call)})."
-            ),
-            evidence=[
-                f"{style!r} in plt.style.available = False",
-                *[f for f in entry.facts if ".close = " in f],
-            ],
-            line=line_of(call),
-        )
-
-
 def check(ctx: CellContext) -> Iterator[Finding]:
     if ctx.view.source != "probe":
         return
-    yield from _style(ctx)
     reported: set[str] = set()
     for site in ctx.certain(ast.Attribute):
         node = site.node
