@@ -88,10 +88,12 @@ export function quickCrash(
       sandbox: 'landlock+seccomp+netns',
       reason: null,
       extra_memory_mb: 30,
+      writes: null,
       quick: {
         k: 2,
         cut: true,
         crash,
+        skipped_asserts: [],
         loops: [
           {
             line: 2,
