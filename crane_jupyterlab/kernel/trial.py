@@ -349,7 +349,15 @@ class _Trial:
 
         poller.unregister(self.control.fileno())
         try:
-            message, fds, _, _ = socket.recv_fds(self.control, 4096, 1)
+            message, fds, _, _ = socket.recv_fds(self.control, 1 << 16, 1)
+            # The grant names every watched descriptor: it may take more than one read (the child
+            # closes its end once it is sent).
+            self.control.settimeout(SETUP_ALLOWANCE_S)
+            while not message.endswith(b"}") or len(message) >= 1 << 16:
+                more = self.control.recv(1 << 16)
+                if not more:
+                    break
+                message += more
             grant = json.loads(message)
         except (OSError, ValueError):
             for fd in locals().get("fds", []):
@@ -360,7 +368,10 @@ class _Trial:
         # The child says whether Landlock guards its writable directories; the supervisor lets writes
         # there through only then.
         writable = [w for w in grant.get("writable", []) if isinstance(w, str)]
-        self.supervisor = Supervisor(fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory)
+        watched = {int(fd): entry for fd, entry in (grant.get("watched") or {}).items()}
+        self.supervisor = Supervisor(
+            fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory, watched
+        )
         self.memory = -1
         poller.register(fds[0], select.POLLIN)
         return fds[0]
