@@ -7,9 +7,11 @@ is what the deterministic checks (server side) and the probe (kernel side) read.
 line numbers: IPython drops leading blank lines, which are put back as empty lines.
 
 Where IPython is loaded its own transformer does it all; the fallback (stdlib only, a kernel without
-IPython) applies the same cleanup transforms as IPython >= 7 (`leading_empty_lines`, `leading_indent`,
-`classic_prompt`, `ipython_prompt`, in IPython's order and with its patterns), so both agree on plain
-Python, and turns magic lines into `pass`.
+IPython) applies the cleanup transforms of IPython >= 9 (leading blank lines dropped, the common
+indentation removed, pasted `>>>`/`...` and `In [n]:`/`...:` prompts stripped, in IPython's order and by
+its rules), so both agree on plain Python, and turns magic lines into `pass`. (IPython 8 removed the
+first line's indentation only and stripped `>>>` only at the start of a line: the same on the cells
+that IPython 9 and 8 both run.)
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from typing import Any, Callable
 _TIMING_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 
 # IPython's patterns (IPython.core.inputtransformer2), for the fallback.
-_INDENT = re.compile(r"^[ \t]+")
-_CLASSIC_PROMPT = re.compile(r"^(>>>|\.\.\.)( |$)")
-_CLASSIC_INITIAL = re.compile(r"^>>>( |$)")
+_PS1_AT = re.compile(r"^\s*>>>")
+_PS1 = re.compile(r"^\s*>>>[ \t]?")
+_PS2 = re.compile(r"^\s*\.\.\.[ \t]?")
+_TRIPLE = re.compile(r"(?<!\\)(\"\"\"|\'\'\')")
+_STRING_PREFIX = re.compile(r"(?i)^[rubf]*$")
 _IPYTHON_PROMPT = re.compile(r"^(((\[nav\]|\[ins\])?\ )?In\ \[\d+\]:\ |\s*\.{3,}:\ ?)")
 
 
@@ -105,21 +109,69 @@ def _leading_empty_lines(lines: list[str]) -> list[str]:
 
 
 def _leading_indent(lines: list[str]) -> list[str]:
-    match = _INDENT.match(lines[0]) if lines else None
-    if not match:
+    """The indentation all lines share, removed (IPython >= 9; 8 removed the first line's)."""
+    import textwrap
+
+    return textwrap.dedent("".join(lines)).splitlines(True) if lines else lines
+
+
+def _strip_ipython(lines: list[str]) -> list[str]:
+    """`In [n]: ` / `...: ` prompts, stripped from every line when one of the first two has one."""
+    if lines and (_IPYTHON_PROMPT.match(lines[0]) or (len(lines) > 1 and _IPYTHON_PROMPT.match(lines[1]))):
+        return [_IPYTHON_PROMPT.sub("", line, count=1) for line in lines]
+    return lines
+
+
+def _strip_classic(lines: list[str]) -> list[str]:
+    """Pasted `>>>` / `...` prompts (doctest style, possibly indented), as IPython >= 9 strips them: only
+    when a `>>>` line lies outside a triple-quoted string; prompts inside a string the code opens are kept;
+    each run of lines outside strings that lost a prompt is dedented."""
+    import textwrap
+
+    inside = _in_strings(lines)
+    if not any(not kept and _PS1_AT.match(line) for line, kept in zip(lines, inside)):
         return lines
-    space = match.group(0)
-    return [line[len(space) :] if line.startswith(space) else line for line in lines]
+    out: list[str] = []
+    changed: list[bool] = []
+    for line, kept in zip(lines, inside):
+        new = line
+        if not kept and _PS1.match(line):
+            new = _PS1.sub("", line, count=1)
+        elif not kept and _PS2.match(line):
+            new = _PS2.sub("", line, count=1)
+        out.append(new)
+        changed.append(new != line)
+    result: list[str] = []
+    start = 0
+    while start < len(out):
+        end = start
+        while end < len(out) and inside[end] == inside[start]:
+            end += 1
+        run = out[start:end]
+        if not inside[start] and any(changed[start:end]):
+            run = textwrap.dedent("".join(run)).splitlines(True)
+        result += run
+        start = end
+    return result
 
 
-def _prompt_stripper(prompt: re.Pattern, initial: re.Pattern) -> Callable[[list[str]], list[str]]:  # type: ignore[type-arg]
-    def strip(lines: list[str]) -> list[str]:
-        if lines and (initial.match(lines[0]) or (len(lines) > 1 and prompt.match(lines[1]))):
-            return [prompt.sub("", line, count=1) for line in lines]
-        return lines
-
-    return strip
-
-
-_strip_classic = _prompt_stripper(_CLASSIC_PROMPT, _CLASSIC_INITIAL)
-_strip_ipython = _prompt_stripper(_IPYTHON_PROMPT, _IPYTHON_PROMPT)
+def _in_strings(lines: list[str]) -> list[bool]:
+    """For each line, whether it lies in a triple-quoted string whose `>>>` lines are text, not prompts
+    (a string opened by code, not by a prompted line of a pasted session)."""
+    mask: list[bool] = []
+    quote: str | None = None
+    keep = False
+    prompted = False
+    for line in lines:
+        mask.append(quote is not None and keep)
+        for match in _TRIPLE.finditer(line):
+            if quote is None:
+                quote = match.group(1)
+                before = line[: match.start()]
+                bare = _PS2.sub("", _PS1.sub("", before, count=1), count=1)
+                keep = not (bare != before and prompted) and bool(_STRING_PREFIX.match(bare.strip()))
+                mask[-1] = keep
+            elif quote == match.group(1):
+                quote, keep = None, False
+        prompted = prompted or bool(_PS1_AT.match(line))
+    return mask

@@ -14,8 +14,9 @@ Entry points, each called silently through `user_expressions` like the probe and
 
 The child never touches the kernel's sockets or streams: fds 0/1/2 point to /dev/null, inherited sockets
 and pipes are replaced by /dev/null, inherited files are reopened read-only with their own offset (the
-kernel's file positions stay where they are), memory shared with other processes is copied or made
-read-only, IPython's display and ipykernel's output streams are no-ops, `input()` is refused, and the
+kernel's file positions stay where they are), and a use of any of them is refused and recorded by the
+supervisor (`inherited.py`), memory shared with other processes is copied or made read-only, IPython's
+publishers and ipykernel's output streams are no-ops, `input()` is refused, and the
 child ends with `os._exit` (no atexit handlers, no finalizers). It dies with the kernel (PR_SET_PDEATHSIG)
 and lives in its own process group, so an interrupt of the kernel does not reach it.
 
