@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import os
+import shutil
 import socket
+import tempfile
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -58,10 +61,17 @@ class Counting:
         self.udp.bind(("127.0.0.1", 0))
         self.udp.settimeout(0.2)
         self.udp_port = self.udp.getsockname()[1]
+        self.unix_bytes = 0
+        self.unix_path = os.path.join(tempfile.mkdtemp(prefix="crane-unix-"), "s")
+        self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.unix.bind(self.unix_path)
+        self.unix.listen()
+        self.unix.settimeout(0.2)
         self.running = True
         self.threads = [
             threading.Thread(target=self.http.serve_forever, daemon=True),
             threading.Thread(target=self._receive, daemon=True),
+            threading.Thread(target=self._receive_unix, daemon=True),
         ]
         for thread in self.threads:
             thread.start()
@@ -74,6 +84,23 @@ class Counting:
                 continue
             self.datagrams += 1
 
+    def _receive_unix(self) -> None:
+        while self.running:
+            try:
+                conn, _ = self.unix.accept()
+            except OSError:
+                continue
+            conn.settimeout(0.2)
+            while self.running:
+                try:
+                    data = conn.recv(100)
+                except OSError:
+                    continue
+                if not data:
+                    break
+                self.unix_bytes += len(data)
+            conn.close()
+
     def close(self) -> None:
         self.running = False
         self.http.shutdown()
@@ -81,6 +108,8 @@ class Counting:
         for thread in self.threads:
             thread.join()
         self.udp.close()
+        self.unix.close()
+        shutil.rmtree(os.path.dirname(self.unix_path), ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +135,8 @@ async def kernel(
             kc,
             "import http.client, json, multiprocessing, socket, sqlite3, subprocess\n"
             "import pandas as pd\n"
-            f"PORT, UDP_PORT = {counting.port}, {counting.udp_port}\n"
+            f"PORT, UDP_PORT, UNIX = {counting.port}, {counting.udp_port}, {counting.unix_path!r}\n"
+            "ux = socket.socket(socket.AF_UNIX); ux.connect(UNIX)\n"
             "conn = http.client.HTTPConnection('127.0.0.1', PORT)\n"  # a keep-alive connection
             "conn.request('GET', '/'); conn.getresponse().read()\n"
             "raw = socket.create_connection(('127.0.0.1', PORT))\n"
@@ -150,6 +180,7 @@ USES = {
         "a connection the kernel already had open to 127.0.0.1:{port}",
     ),
     "UDP": ("udp.send(b'x')", "a UDP socket the kernel had open (127.0.0.1:{udp_port})"),
+    "unix socket": ("ux.sendall(b'x')", "a unix socket the kernel had open to {unix}"),
     "sqlite read": (
         "assert pd.read_sql('select a from t', db).a.sum() >= 3",
         "the sqlite database {root}/rows.db the kernel had open for writing",
@@ -179,6 +210,7 @@ def outside(kc_root: Path, counting: Counting) -> dict[str, Any]:
     return {
         "requests": counting.requests,
         "datagrams": counting.datagrams,
+        "unix bytes": counting.unix_bytes,
         "rows": rows,
         "log": digest(kc_root / "log.txt"),
     }
@@ -194,7 +226,8 @@ async def test_a_resource_the_kernel_holds_is_blocked_on_use(
     cell, words = USES[name]
     before = outside(root, counting)
     outcome = (await kit.run_in_kernel(kc, cell))["outcome"]
-    expected = words.format(port=counting.port, udp_port=counting.udp_port, root=root)
+    where = {"port": counting.port, "udp_port": counting.udp_port, "root": root, "unix": counting.unix_path}
+    expected = words.format(**where)
     assert outcome["status"] == "blocked", outcome
     assert expected in outcome["reason"], outcome["reason"]
     await asyncio.sleep(0.3)
