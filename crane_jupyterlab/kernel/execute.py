@@ -64,10 +64,11 @@ def _execute(code_text: str, ns: dict[str, Any], shell: Any, flags: int) -> None
     nodes = list(tree.body)
     if not nodes:
         return
-    interactive = _interactive(nodes, getattr(shell, "ast_node_interactivity", "last_expr"))
-    hook = getattr(shell, "displayhook", None) if shell is not None else None
+    hook: Any = getattr(shell, "displayhook", None) if shell is not None else None
+    # Without IPython's shell nothing displays a value (no kernel would): no display step.
+    interactive = _interactive(nodes, shell.ast_node_interactivity) if callable(hook) else 0
     saved = sys.displayhook
-    if interactive and callable(hook):
+    if interactive:
         quiet = _ends_with_semicolon(code_text)
         with _suppress_attribute_errors():
             hook.quiet = lambda: quiet  # the kernel reads ';' from its history, which the trial is not in

@@ -327,3 +327,21 @@ async def test_cells_run_as_ipython_runs_them(
         assert outcome["status"] == "finished", outcome
     else:
         assert (outcome["status"], outcome["exception"], outcome["line"]) == ("crashed", exception, line)
+
+
+async def test_the_kernels_interactivity_setting_is_followed(
+    kernel: tuple[AsyncKernelClient, Path], kit: SimpleNamespace
+) -> None:
+    kc, _ = kernel
+    await run_cell(kc, SETUP)
+    cell = "Bad()\nx = 1"  # with 'all', the first statement's value is displayed too
+    for mode, exception in (("last_expr", None), ("all", "ValueError")):
+        await run_cell(kc, f"get_ipython().ast_node_interactivity = {mode!r}")
+        outcome = (await kit.run_in_kernel(kc, cell))["outcome"]
+        real = await execute(kc, cell, 60)
+        assert (real[0] if real else None) == exception
+        assert (outcome["status"], outcome.get("exception")) == (
+            "finished" if exception is None else "crashed",
+            exception,
+        )
+    await run_cell(kc, "get_ipython().ast_node_interactivity = 'last_expr'")
