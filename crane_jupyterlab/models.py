@@ -55,6 +55,9 @@ class TrialOutcome(BaseModel):
     sandbox: str | None = None  # what enforced the sandbox, e.g. "landlock+seccomp+netns"
     reason: str | None = None  # blocked: the refused side effect; otherwise why the trial did not conclude
     extra_memory_mb: float | None = None  # the trial's own memory (beyond what it shared with the kernel)
+    # What the cell wrote to its private copy-on-write copy of the files, discarded with the trial:
+    # "wrote 2 files (1.2 MB) in a private copy, discarded: the real files did not change".
+    writes: str | None = None
 
     @property
     def observed(self) -> bool:

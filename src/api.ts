@@ -116,6 +116,7 @@ export interface ITrialOutcome {
   sandbox: string | null;
   reason: string | null;
   extra_memory_mb: number | null;
+  writes: string | null;
 }
 
 /** A certain crash found by a deterministic check. */

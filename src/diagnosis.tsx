@@ -310,6 +310,12 @@ export function TrialSection(props: {
               <td>{trans.__('%1 MB', trial.extra_memory_mb.toFixed(1))}</td>
             </tr>
           )}
+          {trial.writes && (
+            <tr>
+              <th>{trans.__('Files')}</th>
+              <td>{trial.writes}</td>
+            </tr>
+          )}
           {trial.sandbox && (
             <tr>
               <th>{trans.__('Sandbox')}</th>

@@ -67,6 +67,7 @@ MANIFEST = (
     "safe",
     "cell",
     "sandbox",
+    "overlay",
     "inherited",
     "supervisor",
     "hooks",

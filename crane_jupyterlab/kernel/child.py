@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from . import execute, inherited, sandbox
+from . import execute, inherited, overlay, sandbox
 from .hooks import Guard
 
 # Shared writable mappings up to this size in all are copied into the child; bigger ones become read-only.
@@ -113,6 +113,7 @@ def _prepare(
         steps[name] = ms(time.perf_counter() - t0)
 
     layers: dict[str, Any] = {}
+    cow: dict[str, Any] = overlay.NONE  # private copy-on-write layers for the cell's writes
     table = sandbox.arch()
     if table is not None:
         # First: a new user namespace needs a single-threaded process, and the libraries below may
@@ -120,12 +121,14 @@ def _prepare(
         try:
             layers["private_shm"] = sandbox.enter_namespaces(shm_mb=max(16, int(opts["memory_mb"]) // 4))
             layers["netns"] = True
+            if opts["private_writes"]:  # mounted while we still may (overlay.py)
+                cow = overlay.enter(scratch, int(opts["memory_mb"]))
         except OSError as exc:  # not allowed here (Docker, Ubuntu's AppArmor): the other layers hold
             layers["netns"] = False
             layers["netns_error"] = exc.strerror or str(exc)
     step("namespaces")
     _quiet(shell)
-    downgraded, watched = inherited.neutralise({writer, control.fileno()})
+    downgraded, watched = inherited.neutralise({writer, control.fileno(), *overlay.fds(cow)})
     step("fds")
     protected = _private_mappings()
     step("mappings")
@@ -140,7 +143,7 @@ def _prepare(
         try:
             layers["landlock_abi"] = sandbox.landlock_abi()
             sandbox.drop_privileges(table[1])
-            writable = [scratch] + ([sandbox.SHM] if layers.get("private_shm") else [])
+            writable = [scratch] + ([sandbox.SHM] if layers.get("private_shm") else []) + cow["dirs"]
             if layers["landlock_abi"]:
                 sandbox.restrict_files(layers["landlock_abi"], writable)
             listener = sandbox.install_filter(table[1], table[0], watched)
@@ -148,19 +151,28 @@ def _prepare(
 
             # What the supervisor may let through: writes Landlock guards, in these directories; and
             # the kernel's descriptors it watches for the child.
-            grant = {"landlock": bool(layers["landlock_abi"]), "writable": writable, "watched": watched}
-            socket.send_fds(control, [json.dumps(grant).encode()], [listener])
+            grant = {
+                "landlock": bool(layers["landlock_abi"]),
+                "writable": writable,
+                "watched": watched,
+                **overlay.grant(cow),
+            }
+            # The kernel keeps the layers' tmpfs to measure and list what was written.
+            socket.send_fds(control, [json.dumps(grant).encode()], [listener, *overlay.fds(cow)])
             os.close(listener)
             os_layer = True
         except OSError as exc:
             failure = f"the kernel refused the sandbox ({exc.strerror or exc})"
     control.close()
+    for fd in overlay.fds(cow):
+        os.close(fd)
     if not os_layer and not opts["hooks_only"]:
         raise _NoSandbox(
             f"no OS sandbox: {failure}; an administrator may allow hooks-only trials "
             "(c.CraneExtension.trial_hooks_only = True)"
         )
-    guard = Guard(scratch, os_layer, (sandbox.SHM,) if layers.get("private_shm") else ())
+    private = ((sandbox.SHM,) if layers.get("private_shm") else ()) + tuple(cow["dirs"])
+    guard = Guard(scratch, os_layer, private)
     sys.addaudithook(guard)
     _refuse_input(guard)
     inherited.guard_pools(guard.refuse)
@@ -170,6 +182,7 @@ def _prepare(
         "sandbox": sandbox.sandbox_name(layers) + "+hooks" if os_layer else "audit hooks only",
         "landlock": bool(layers.get("landlock_abi")),
         "netns_error": layers.get("netns_error"),
+        "layers": cow["dirs"] or cow.get("error"),  # where writes land in a private copy, or why none
         "downgraded": downgraded,
         "watched": {fd: entry["what"] for fd, entry in watched.items()},
         "os_layer": os_layer,

@@ -118,6 +118,7 @@ class Supervisor:
         writable: list[str],
         landlock: bool,
         memory: int = -1,
+        layers: list[str] | None = None,
         watched: dict[int, dict[str, str]] | None = None,
     ) -> None:
         self.listener = listener
@@ -125,6 +126,9 @@ class Supervisor:
         # The kernel's descriptors the child has neutralised (inherited.py): number -> what and how.
         self.watched = dict(watched or {})
         self.writable = writable
+        # Directories covered by the child's private copy-on-write layers (overlay.py): what the child
+        # changes there is invisible from here, so a path is resolved as the kernel's files have it.
+        self.layers = layers or []
         self.landlock = landlock
         self.refusals: list[str] = []
         found = arch()
@@ -315,12 +319,25 @@ class Supervisor:
         op, paths, exclusive = self.file_targets(name, args, tid)
         if self.landlock and all(inside(p, self.writable) for p in paths):
             # Landlock checks it again, race-free; and a private /dev/shm is not what we see from here.
+            outward = self.outward_link(name, args, paths[0])
+            if outward:
+                return errno.EACCES, outward
             return 0, None
         first = paths[0]
         natural = natural_error(op, first, exclusive=exclusive)
         if natural is not None:
             return natural, None
         return errno.EACCES, describe(op, first, paths[1] if len(paths) > 1 else None)
+
+    def outward_link(self, name: str, args: tuple[int, ...], link: str) -> str | None:
+        """A symlink made in a private layer that points outside the writable directories: refused, since
+        this side cannot see it, and a write through it (which Landlock refuses) would pass here for a
+        write inside and reach the cell as a bare PermissionError, never recorded."""
+        if name not in ("symlink", "symlinkat") or not inside(link, self.layers):
+            return None
+        target = self.string(args[0])
+        resolved = resolve(target, os.path.dirname(link))
+        return None if inside(resolved, self.writable) else describe("link", link, resolved)
 
     def file_targets(self, name: str, args: tuple[int, ...], tid: int) -> tuple[str, list[str], bool]:
         """(operation, resolved paths, whether the call fails on an existing target) of a file call."""

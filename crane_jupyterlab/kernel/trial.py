@@ -22,7 +22,8 @@ and lives in its own process group, so an interrupt of the kernel does not reach
 
 Outcome (models.TrialOutcome): `crashed` (exception, message, line, frames in the cell), `finished`,
 `blocked` (the sandbox refused a side effect, so the cell did not run as it will), `timed_out`,
-`out_of_memory`, `unavailable` (with the reason).
+`out_of_memory`, `unavailable` (with the reason); `writes` says what the cell wrote to its private
+copy-on-write copy of the files (`private_writes`, overlay.py), which is discarded with the trial.
 
 Over 500 lines, kept whole: what is left is the kernel's side only, one `_Trial` and the thread that
 watches it (budget, memory, deadlock, the outcome); the forked child's code is in `child.py`.
@@ -39,7 +40,7 @@ import threading
 import time
 from typing import Any
 
-from . import child, sandbox
+from . import child, overlay, sandbox
 from .child import ms, private_kb, unavailable
 from .supervisor import Supervisor
 
@@ -48,6 +49,9 @@ DEFAULTS: dict[str, Any] = {
     "memory_mb": 2048,  # the child's memory beyond what it shares with the kernel
     "hooks_only": False,  # run with audit hooks alone where the OS offers no sandbox (an admin's choice)
     "nice": 5,  # below the kernel: it gets 3x the CPU of the trial where they share a core
+    # Writes beneath the working, home and temporary directories land in a private copy-on-write copy
+    # (overlay.py) instead of being refused; off here, so a caller that does not ask keeps refusals.
+    "private_writes": False,
 }
 # Seconds the child may take to enter the sandbox before the cell's budget starts.
 SETUP_ALLOWANCE_S = 3.0
@@ -225,6 +229,8 @@ class _Trial:
         self.memory = -1  # /proc/<child>/mem, opened while the child still has the kernel's credentials
         self.timeout_hint = ""
         self.tensorflow = "tensorflow" in sys.modules
+        self.layer = -1  # the child's private copy-on-write layer (a tmpfs), sent by the child
+        self.layer_peak = 0  # bytes it held at most
 
     def fork(self, source: str, ns: dict[str, Any], shell: Any) -> None:
         import socket
@@ -301,7 +307,10 @@ class _Trial:
                     next_check = now + MEMORY_CHECK_S
                     private = private_kb(self.pid)
                     peak_kb = max(peak_kb, private)
-                    if private > int(self.opts["memory_mb"]) * 1024:
+                    # Files the cell wrote to its private copy live in memory too: they count.
+                    layer = overlay.used_bytes(self.layer) if self.layer >= 0 else 0
+                    self.layer_peak = max(self.layer_peak, layer)
+                    if private + layer // 1024 > int(self.opts["memory_mb"]) * 1024:
                         self.stopped = "memory"
                         _kill(self.pid)
                     elif self.ready and stuck.deadlocked(now):
@@ -334,8 +343,9 @@ class _Trial:
             _reap(self.pid, time.monotonic() + 5.0)
             self.outcome = unavailable(f"the trial's supervisor failed: {type(exc).__name__}: {exc}")
         finally:
-            for fd in (self.reader, self.memory):
+            for fd in (self.reader, self.memory, self.layer):
                 _close(fd)
+            self.layer = -1
             with contextlib.suppress(OSError):
                 self.control.close()
             if self.supervisor is not None:
@@ -350,7 +360,7 @@ class _Trial:
 
         poller.unregister(self.control.fileno())
         try:
-            message, fds, _, _ = socket.recv_fds(self.control, 1 << 16, 1)
+            message, fds, _, _ = socket.recv_fds(self.control, 1 << 16, 2)
             # The grant names every watched descriptor: it may take more than one read (the child
             # closes its end once it is sent).
             self.control.settimeout(SETUP_ALLOWANCE_S)
@@ -366,12 +376,15 @@ class _Trial:
             return -1
         if not fds:
             return -1
+        if len(fds) > 1:
+            self.layer = fds[1]
         # The child says whether Landlock guards its writable directories; the supervisor lets writes
         # there through only then.
         writable = [w for w in grant.get("writable", []) if isinstance(w, str)]
+        layers = [w for w in grant.get("layers", []) if isinstance(w, str)]  # private copies (overlay.py)
         watched = {int(fd): entry for fd, entry in (grant.get("watched") or {}).items()}
         self.supervisor = Supervisor(
-            fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory, watched
+            fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory, layers, watched
         )
         self.memory = -1
         poller.register(fds[0], select.POLLIN)
@@ -397,9 +410,11 @@ class _Trial:
                 + self.timeout_hint,
             }
         elif self.stopped == "memory":
+            cap = self.opts["memory_mb"]
+            files = f", {overlay.size(self.layer_peak)} of it files written" if self.layer_peak else ""
             outcome = {
                 "status": "out_of_memory",
-                "reason": f"the cell needed more than the trial's {self.opts['memory_mb']} MB of memory",
+                "reason": f"the cell needed more than the trial's {cap} MB of memory{files}",
             }
         elif self.stopped == "deadlock":
             tf = " (TensorFlow's thread pools do not)" if self.tensorflow else ""
@@ -414,6 +429,7 @@ class _Trial:
             refused = outcome.pop("refused", False)
         else:
             outcome = _died(status, ready)
+        written = self._written(outcome)
         # A refused side effect means the cell did not run as it will: neither its crash nor its end
         # was observed, whatever the child saw next.
         if refusals and outcome["status"] in ("crashed", "finished"):
@@ -428,9 +444,20 @@ class _Trial:
             note = f"the sandbox refused to {_list(refusals)}"
             outcome["reason"] = f"{outcome['reason']}; {note}" if outcome.get("reason") else note
         outcome["sandbox"] = sandbox_name
+        if written:
+            outcome["writes"] = written
         if peak_kb and "extra_memory_mb" not in outcome:
             outcome["extra_memory_mb"] = round(peak_kb / 1024, 1)
         return outcome
+
+    def _written(self, outcome: dict[str, Any]) -> str | None:
+        """What the cell wrote to its private copy, in words (see overlay.settle)."""
+        if self.layer < 0:
+            return None
+        self.layer_peak = max(self.layer_peak, overlay.used_bytes(self.layer))
+        layers = self.supervisor.layers if self.supervisor is not None else []
+        cap = int(self.opts["memory_mb"])
+        return overlay.settle(outcome, self.layer, layers, cap, self.layer_peak, self.scratch)
 
 
 def _sweep_scratch() -> None:

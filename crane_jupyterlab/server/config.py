@@ -170,6 +170,15 @@ class ServiceConfig:
         is acceptable.""",
     )
 
+    trial_private_writes: bool = option(
+        True,
+        help="""Let a trial run write files: its writes beneath the kernel's working directory, the home
+        directory and the temporary directory land in a private copy-on-write copy (an overlay mount in
+        the trial's own mount namespace, capped by trial_memory_mb) that is discarded with the trial; the
+        real files never change. Needs unprivileged user namespaces and Landlock; elsewhere, or when
+        False, a cell that writes a file is reported as blocked.""",
+    )
+
     def allowed(self) -> list[str]:
         """Models a request may ask for: the allow-list plus the default model."""
         models = list(self.allowed_models)

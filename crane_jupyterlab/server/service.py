@@ -402,6 +402,7 @@ class AnalysisService:
             budget_s=self.config.trial_budget,
             memory_mb=self.config.trial_memory_mb,
             hooks_only=self.config.trial_hooks_only,
+            private_writes=self.config.trial_private_writes,
         )
         started = time.perf_counter()
         outcome = await trials.run(call, source, options)

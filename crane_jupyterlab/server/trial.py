@@ -52,9 +52,11 @@ class TrialOptions:
     budget_s: float = 5.0
     memory_mb: int = 2048
     hooks_only: bool = False
+    private_writes: bool = True  # the cell's file writes go to a private copy instead of being refused
 
     def literal(self) -> str:
-        return repr({"budget_s": self.budget_s, "memory_mb": self.memory_mb, "hooks_only": self.hooks_only})
+        return repr({"budget_s": self.budget_s, "memory_mb": self.memory_mb, "hooks_only": self.hooks_only,
+                     "private_writes": self.private_writes})  # fmt: skip
 
 
 def unavailable(reason: str) -> TrialOutcome:

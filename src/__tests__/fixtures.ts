@@ -54,7 +54,8 @@ export const observedCrash: IAnalyzeResult = {
     elapsed_ms: 12.5,
     sandbox: 'landlock+seccomp+netns',
     reason: null,
-    extra_memory_mb: 3.5
+    extra_memory_mb: 3.5,
+    writes: null
   }
 };
 
@@ -72,7 +73,8 @@ export function trialOutcome(
     elapsed_ms: status === 'unavailable' ? null : 5000,
     sandbox: status === 'unavailable' ? null : 'landlock+seccomp+netns',
     reason,
-    extra_memory_mb: status === 'unavailable' ? null : 2
+    extra_memory_mb: status === 'unavailable' ? null : 2,
+    writes: null
   };
 }
 

@@ -60,9 +60,10 @@ async def test_an_observed_end_means_no_crash(jp_fetch: Any, kernels: Any, llm_s
 
 
 async def test_a_blocked_trial_falls_back_to_the_model(
-    jp_fetch: Any, kernels: Any, llm_stub: StubLLM, tmp_path: Path
+    jp_fetch: Any, kernels: Any, llm_stub: StubLLM, tmp_path: Path, crane_ext: Any
 ) -> None:
     llm_stub.default = answer(False, "the model's prediction")
+    crane_ext.service.config.trial_private_writes = False  # the administrator's choice: writes refused
     target = tmp_path / "out.csv"
     k = await kernels.start(FRAME)
     code, body = await analyze(jp_fetch, k.id, f"df.to_csv({str(target)!r})")
@@ -70,6 +71,23 @@ async def test_a_blocked_trial_falls_back_to_the_model(
     assert str(target) in body["trial"]["reason"]
     assert body["verdict"]["source"] == "llm" and body["verdict"]["reasoning"] == "the model's prediction"
     assert len(llm_stub.requests) == 1
+    assert not target.exists()
+
+
+async def test_a_trial_that_writes_a_file_runs_to_its_end_in_a_private_copy(
+    jp_fetch: Any, kernels: Any, llm_stub: StubLLM, tmp_path: Path
+) -> None:
+    layers = (platform_sandbox().sandbox or "").split("+")
+    if "netns" not in layers or "landlock" not in layers:
+        pytest.skip("no user namespaces or no Landlock here: writes stay refused")
+    target = tmp_path / "out.csv"
+    k = await kernels.start(FRAME)
+    cell = f"df.to_csv({str(target)!r})\nback = pd.read_csv({str(target)!r})\nback['age']"
+    code, body = await analyze(jp_fetch, k.id, cell)
+    trial = body["trial"]
+    assert code == 200 and (trial["status"], trial["exception"], trial["line"]) == ("crashed", "KeyError", 3)
+    assert trial["writes"].startswith("wrote 1 file") and "private copy" in trial["writes"]
+    assert body["verdict"]["source"] == "trial" and llm_stub.requests == []
     assert not target.exists()
 
 
