@@ -10,11 +10,11 @@ and never imported. The code must run on the oldest Python a kernel may have (`O
 be older than the server's.
 
 Entry points: `trial.start/result/cancel` run the cell in a sandboxed fork of the kernel (trial.py,
-child.py, sandbox.py, supervisor.py, hooks.py); `run.run(source, options, namespace)` describes what a
-cell will use; it never raises, never prints, never evaluates code from the cell, never consumes an
-iterator and leaves the user namespace untouched. User-defined properties, `__getattr__`, `__repr__`,
-`__len__` and `__eq__` are not called (map-style datasets are the one exception: sampling them is the
-point, and it runs under the time budget).
+child.py, execute.py, inherited.py, sandbox.py, supervisor.py, hooks.py); `run.run(source, options,
+namespace)` describes what a cell will use; it never raises, never prints, never evaluates code from
+the cell, never consumes an iterator and leaves the user namespace untouched. User-defined properties,
+`__getattr__`, `__repr__`, `__len__` and `__eq__` are not called (map-style datasets are the one
+exception: sampling them is the point, and it runs under the time budget).
 
 Result: see docs/architecture.md section 1. Every fact is `{"cat": "S"|"R"|"V", "key": str, "value": json}`
 with these stable keys (category in brackets):
@@ -72,10 +72,12 @@ MANIFEST = (
     "cell",
     "sandbox",
     "overlay",
+    "inherited",
     "supervisor",
     "hooks",
     "quick",
     "tfwork",
+    "execute",
     "child",
     "trial",
     "scan",

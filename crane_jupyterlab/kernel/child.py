@@ -15,15 +15,12 @@ import sys
 import time
 from typing import Any
 
-from . import overlay, quick, sandbox, tfwork
-from .cell import python_source
-from .hooks import Guard, Refused
+from . import execute, inherited, overlay, quick, sandbox, tfwork
+from .hooks import Guard
 
 # Shared writable mappings up to this size in all are copied into the child; bigger ones become read-only.
 COPY_SHARED_LIMIT = 64 * 1024 * 1024
-CELL_FILE = "<crane-trial-cell>"
-MESSAGE_CHARS = 2000
-MAX_FRAMES = 20
+MESSAGE_CHARS = execute.MESSAGE_CHARS
 
 
 # -- used by both sides (trial.py imports them) -------------------------------------------------------
@@ -44,8 +41,7 @@ def private_kb(pid: int) -> int:
     return total
 
 
-def ms(seconds: float) -> float:
-    return round(seconds * 1000.0, 2)
+ms = execute.ms
 
 
 def unavailable(reason: str) -> dict[str, Any]:
@@ -77,7 +73,7 @@ def main(
         report = _prepare(shell, opts, scratch, writer, control, random_state)
         guard = report.pop("guard")
         _send(writer, {"phase": "ready", **report})
-        done = _run(source, ns, shell, guard, report, quick.preparer(opts, writer))
+        done = execute.run(source, ns, shell, guard, report, quick.preparer(opts, writer))
         done["refusals"] = guard.refusals
         done["extra_memory_mb"] = round(private_kb(os.getpid()) / 1024, 1)
         _send(writer, {"phase": "done", **done})
@@ -132,7 +128,7 @@ def _prepare(
             layers["netns_error"] = exc.strerror or str(exc)
     step("namespaces")
     _quiet(shell)
-    downgraded = _private_fds(keep={writer, control.fileno()})
+    downgraded, watched = inherited.neutralise({writer, control.fileno(), *overlay.fds(cow)})
     step("fds")
     protected = _private_mappings()
     step("mappings")
@@ -151,11 +147,17 @@ def _prepare(
             writable = [scratch] + ([sandbox.SHM] if layers.get("private_shm") else []) + cow["dirs"]
             if layers["landlock_abi"]:
                 sandbox.restrict_files(layers["landlock_abi"], writable)
-            listener = sandbox.install_filter(table[1], table[0])
+            listener = sandbox.install_filter(table[1], table[0], watched)
             import socket
 
-            # What the supervisor may let through: writes Landlock guards, in these directories.
-            grant = {"landlock": bool(layers["landlock_abi"]), "writable": writable, **overlay.grant(cow)}
+            # What the supervisor may let through: writes Landlock guards, in these directories; and
+            # the kernel's descriptors it watches for the child.
+            grant = {
+                "landlock": bool(layers["landlock_abi"]),
+                "writable": writable,
+                "watched": watched,
+                **overlay.grant(cow),
+            }
             # The kernel keeps the layers' tmpfs to measure and list what was written.
             socket.send_fds(control, [json.dumps(grant).encode()], [listener, *overlay.fds(cow)])
             os.close(listener)
@@ -174,6 +176,7 @@ def _prepare(
     guard = Guard(scratch, os_layer, private)
     sys.addaudithook(guard)
     _refuse_input(guard)
+    inherited.guard_pools(guard.refuse)
     guard.active = True
     return {
         "guard": guard,
@@ -182,6 +185,8 @@ def _prepare(
         "netns_error": layers.get("netns_error"),
         "layers": cow["dirs"] or cow.get("error"),  # where writes land in a private copy, or why none
         "downgraded": downgraded,
+        "watched": {fd: entry["what"] for fd, entry in watched.items()},
+        "os_layer": os_layer,
         "protected_mappings": protected,
         "setup_ms": ms(time.perf_counter() - t0),
         "steps": steps,
@@ -216,54 +221,6 @@ def _quiet(shell: Any) -> None:  # pragma: no cover - child only
     if publisher is not None:
         publisher.publish = nothing
         publisher.clear_output = nothing
-
-
-def _private_fds(keep: set) -> list[str]:  # type: ignore[type-arg]  # pragma: no cover - child only
-    """Inherited descriptors made private: files reopened read-only with their own offset (reading moves
-    the kernel's position no more), sockets, pipes and devices replaced by /dev/null. Returns the
-    files that were open for writing."""
-    import fcntl
-    import stat
-
-    downgraded: list[str] = []
-    try:
-        fds = [int(fd) for fd in os.listdir("/proc/self/fd")]
-    except OSError:
-        return downgraded
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in fds:
-        if fd <= 2 or fd in keep or fd == null:
-            continue
-        try:
-            st = os.fstat(fd)
-        except OSError:
-            continue
-        try:
-            inheritable = os.get_inheritable(fd)
-            if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
-                flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-                if flags & (os.O_WRONLY | os.O_RDWR):
-                    downgraded.append(os.readlink(f"/proc/self/fd/{fd}"))
-                mode = os.O_RDONLY | (os.O_DIRECTORY if stat.S_ISDIR(st.st_mode) else 0)
-                fresh = os.open(f"/proc/self/fd/{fd}", mode | (flags & os.O_NONBLOCK))
-                with contextlib.suppress(OSError):
-                    os.lseek(fresh, os.lseek(fd, 0, os.SEEK_CUR), os.SEEK_SET)
-                os.dup2(fresh, fd, inheritable=inheritable)
-                os.close(fresh)
-            elif stat.S_ISCHR(st.st_mode) and os.readlink(f"/proc/self/fd/{fd}") in (
-                "/dev/null",
-                "/dev/zero",
-                "/dev/urandom",
-                "/dev/random",
-            ):
-                continue
-            else:
-                os.dup2(null, fd, inheritable=inheritable)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.dup2(null, fd)
-    os.close(null)
-    return downgraded
 
 
 def _private_mappings() -> int:  # pragma: no cover - child only
@@ -405,105 +362,3 @@ def _refuse_input(guard: Guard) -> None:  # pragma: no cover - child only
     module = sys.modules.get("getpass")
     if module is not None:
         setattr(module, "getpass", refused)  # noqa: B010 - a module the kernel loaded, in the child
-
-
-def _run(
-    source: str, ns: dict[str, Any], shell: Any, guard: Guard, report: dict[str, Any], loops: Any
-) -> dict[str, Any]:  # pragma: no cover
-    """Run the cell as IPython would (its transformation, its compiler flags) on the child's copy of the
-    namespace; the outcome as the child sees it."""
-    import linecache
-
-    transform = getattr(shell, "transform_cell", None)
-    code_text = transform(source) if callable(transform) else python_source(source)
-    linecache.cache[CELL_FILE] = (len(source), None, source.splitlines(True), CELL_FILE)
-    flags = getattr(getattr(shell, "compile", None), "flags", 0) | 0x2000  # PyCF_ALLOW_TOP_LEVEL_AWAIT
-    t0 = time.perf_counter()
-    try:
-        # Its loops counted (a timed-out trial says how far it got), or cut short (a quick trial).
-        code = compile(loops(code_text, CELL_FILE, ns), CELL_FILE, "exec", flags, dont_inherit=True)
-        value = eval(code, ns)
-        if getattr(value, "cr_code", None) is not None:
-            import asyncio
-
-            loop = asyncio.new_event_loop()
-            loop.run_until_complete(value)
-    except BaseException as exc:
-        elapsed = ms(time.perf_counter() - t0)
-        return quick.conclude(_classify(exc, source, guard, report, elapsed), ns, exc)
-    return quick.conclude({"status": "finished", "elapsed_ms": ms(time.perf_counter() - t0)}, ns, None)
-
-
-_OOM_TEXT = (
-    "can't allocate memory",
-    "cannot allocate memory",
-    "bad_alloc",
-    "out of memory",
-    "unable to allocate",
-)
-
-
-def _classify(
-    exc: BaseException, source: str, guard: Guard, report: dict[str, Any], elapsed: float
-) -> dict[str, Any]:  # pragma: no cover
-    chain = _chain(exc)
-    texts = [f"{type(e).__name__}: {_text(e)}".lower() for e in chain]
-    if any(isinstance(e, MemoryError) for e in chain) or any(t in s for s in texts for t in _OOM_TEXT):
-        return {"status": "out_of_memory", "elapsed_ms": elapsed,
-                "reason": f"the cell ran out of the trial's memory ({type(exc).__name__})"}  # fmt: skip
-    if any("cannot re-initialize cuda in forked subprocess" in s for s in texts):
-        return {**unavailable("CUDA in use: a forked process cannot use the GPU"), "elapsed_ms": elapsed}
-    if any(isinstance(e, tfwork.GraphFunctionCall) for e in chain):
-        return {**unavailable(tfwork.REASON), "elapsed_ms": elapsed}
-    refused = any(isinstance(e, Refused) for e in chain)
-    if refused and not guard.refusals:
-        guard.refusals.append("an operation the sandbox refused")
-    downgraded = report.get("downgraded") or []
-    if downgraded and any(isinstance(e, OSError) and e.errno == 9 for e in chain):  # EBADF
-        guard.refusals.append(f"write to a file the kernel holds open ({downgraded[0]})")
-    frames = _frames(exc, source)
-    return {
-        "status": "crashed",
-        "exception": type(exc).__name__,
-        "message": _text(exc)[:MESSAGE_CHARS],
-        "line": frames[-1]["line"] if frames else None,
-        "frames": frames[:MAX_FRAMES],
-        "elapsed_ms": elapsed,
-        "refused": refused,  # the exception is the sandbox's own refusal (not part of the outcome)
-    }
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    seen: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in seen and len(seen) < 20:
-        seen.append(current)
-        current = current.__cause__ or current.__context__
-    return seen
-
-
-def _text(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    except Exception:
-        return "<unprintable message>"
-
-
-def _frames(exc: BaseException, source: str) -> list[dict[str, Any]]:  # pragma: no cover - child only
-    """The traceback's frames that lie in the cell, outermost first: (line, text)."""
-    lines = source.splitlines()
-    out: list[dict[str, Any]] = []
-    tb = exc.__traceback__
-    timed = source.lstrip().startswith("%%")  # a %%time body starts on the cell's second line
-    while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        line = tb.tb_lineno
-        if filename == CELL_FILE or (timed and filename == "<timed exec>"):
-            number = line + (1 if filename != CELL_FILE else 0)
-            text = lines[number - 1].strip() if 0 < number <= len(lines) else ""
-            out.append({"line": number, "text": text[:300]})
-        tb = tb.tb_next
-    if not out and isinstance(exc, SyntaxError) and exc.filename == CELL_FILE and exc.lineno:
-        text = lines[exc.lineno - 1].strip() if 0 < exc.lineno <= len(lines) else ""
-        out.append({"line": exc.lineno, "text": text[:300]})
-    return out

@@ -90,7 +90,8 @@ _COMMON = {
     "pidfd_send_signal": 424, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
     "clone3": 435, "openat2": 437, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
-    "landlock_create_ruleset": 444, "landlock_add_rule": 445, "landlock_restrict_self": 446,
+    "close_range": 436, "landlock_create_ruleset": 444, "landlock_add_rule": 445,
+    "landlock_restrict_self": 446,
     "process_mrelease": 448, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
     "open_tree_attr": 467, "file_setattr": 469,
 }  # fmt: skip
@@ -118,6 +119,14 @@ _X86_64 = {
     "clock_adjtime": 305, "setns": 308, "process_vm_writev": 311, "finit_module": 313,
     "sched_setattr": 314, "renameat2": 316, "seccomp": 317, "kexec_file_load": 320, "bpf": 321,
     "execveat": 322, "mremap": 25,
+    # Calls on a descriptor (the filter watches inherited ones, see FD_CALLS).
+    "read": 0, "write": 1, "close": 3, "mmap": 9, "ioctl": 16, "pread64": 17, "pwrite64": 18,
+    "readv": 19, "writev": 20, "dup": 32, "dup2": 33, "sendfile": 40, "accept": 43, "sendto": 44,
+    "recvfrom": 45, "sendmsg": 46, "recvmsg": 47, "shutdown": 48, "listen": 50, "getsockname": 51,
+    "getpeername": 52, "setsockopt": 54, "getsockopt": 55, "wait4": 61, "fcntl": 72, "flock": 73,
+    "ftruncate": 77, "epoll_ctl": 233, "waitid": 247, "splice": 275, "tee": 276, "fallocate": 285,
+    "accept4": 288, "dup3": 292, "preadv": 295, "pwritev": 296, "recvmmsg": 299, "sendmmsg": 307,
+    "copy_file_range": 326, "preadv2": 327, "pwritev2": 328,
 }  # fmt: skip
 _AARCH64 = {
     "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
@@ -139,6 +148,13 @@ _AARCH64 = {
     "fanotify_init": 262, "open_by_handle_at": 265, "clock_adjtime": 266, "setns": 268,
     "process_vm_writev": 271, "finit_module": 273, "sched_setattr": 274, "renameat2": 276,
     "seccomp": 277, "bpf": 280, "execveat": 281, "kexec_file_load": 294,
+    "epoll_ctl": 21, "dup": 23, "dup3": 24, "fcntl": 25, "ioctl": 29, "flock": 32, "ftruncate": 46,
+    "fallocate": 47, "close": 57, "read": 63, "write": 64, "readv": 65, "writev": 66, "pread64": 67,
+    "pwrite64": 68, "preadv": 69, "pwritev": 70, "sendfile": 71, "splice": 76, "tee": 77,
+    "waitid": 95, "listen": 201, "accept": 202, "getsockname": 204, "getpeername": 205, "sendto": 206,
+    "recvfrom": 207, "setsockopt": 208, "getsockopt": 209, "shutdown": 210, "sendmsg": 211,
+    "recvmsg": 212, "mmap": 222, "accept4": 242, "recvmmsg": 243, "wait4": 260, "sendmmsg": 269,
+    "copy_file_range": 285, "preadv2": 286, "pwritev2": 287,
 }  # fmt: skip
 # machine -> (AUDIT_ARCH_*, syscall numbers, highest number this filter knows)
 ARCHES: dict[str, tuple[int, dict[str, int]]] = {
@@ -191,10 +207,29 @@ _SILENT = {
 }  # fmt: skip
 
 
+# Calls on a descriptor, with the arguments that hold one: sent to the supervisor when one of them is an
+# inherited descriptor the child watches (`inherited.py`), allowed otherwise. "write": they change what
+# the descriptor leads to (a file the kernel opened for writing is watched for these only).
+FD_CALLS: dict[str, tuple[tuple[int, ...], bool]] = {
+    "read": ((0,), False), "readv": ((0,), False), "pread64": ((0,), False), "preadv": ((0,), False),
+    "preadv2": ((0,), False), "recvfrom": ((0,), False), "recvmsg": ((0,), False),
+    "recvmmsg": ((0,), False), "listen": ((0,), False), "accept": ((0,), False),
+    "accept4": ((0,), False), "shutdown": ((0,), True), "getsockopt": ((0,), False),
+    "setsockopt": ((0,), False), "getpeername": ((0,), False), "getsockname": ((0,), False),
+    "ioctl": ((0,), False), "fcntl": ((0,), False), "flock": ((0,), False), "dup": ((0,), False),
+    "epoll_ctl": ((2,), False), "write": ((0,), True), "writev": ((0,), True),
+    "pwrite64": ((0,), True), "pwritev": ((0,), True), "pwritev2": ((0,), True),
+    "sendto": ((0,), True), "sendmsg": ((0,), True), "sendmmsg": ((0,), True),
+    "ftruncate": ((0,), True), "fallocate": ((0,), True), "mmap": ((4,), False),
+    "sendfile": ((0, 1), True), "splice": ((0, 2), True), "tee": ((0, 1), True),
+    "copy_file_range": ((0, 2), True), "dup2": ((0, 1), False), "dup3": ((0, 1), False),
+    "close": ((0,), False),
+}  # fmt: skip
+
 # Always sent to the supervisor (open/openat, clone, socket and the pid-taking calls only sometimes).
 _ALWAYS_NOTIFIED = [n for n in FS_CALLS if n not in ("open", "openat")] + [
     "fork", "vfork", "execve", "execveat", "connect", "bind", "tkill", "pidfd_send_signal",
-    *_OTHER_RECORDED,
+    "wait4", "waitid", "close_range", *_OTHER_RECORDED,
 ]  # fmt: skip
 
 
@@ -211,6 +246,7 @@ _LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 _JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 _JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
 _JSET = 0x45  # BPF_JMP | BPF_JSET | BPF_K
+_JA = 0x05  # BPF_JMP | BPF_JA: an unconditional jump by k (32 bits)
 _AND = 0x54  # BPF_ALU | BPF_AND | BPF_K
 _RET = 0x06  # BPF_RET | BPF_K
 
@@ -239,9 +275,14 @@ class _Asm:
     def ret(self, value: int) -> None:
         self.op(_RET, value)
 
+    def ja(self, label: str) -> None:
+        self.ins.append((_JA, 0, 0, label))  # type: ignore[arg-type]  # k is resolved by code()
+
     def code(self) -> bytes:
         out = []
         for index, (code, jt, jf, k) in enumerate(self.ins):
+            if isinstance(k, str):
+                k = self.labels[k] - index - 1
             offsets = []
             for target in (jt, jf):
                 offset = target if isinstance(target, int) else self.labels[target] - index - 1
@@ -252,8 +293,9 @@ class _Asm:
         return b"".join(out)
 
 
-def filter_program(audit_arch: int, numbers: dict[str, int], pid: int) -> bytes:
-    """The seccomp program for a child whose process id is `pid` (see the module docstring)."""
+def filter_program(audit_arch: int, numbers: dict[str, int], pid: int, watched: Any = ()) -> bytes:
+    """The seccomp program for a child whose process id is `pid` (see the module docstring); calls on the
+    `watched` descriptors are sent to the supervisor."""
     a = _Asm()
     notify, allow = SECCOMP_RET_USER_NOTIF, SECCOMP_RET_ALLOW
     a.load(4)  # arch: a call through another ABI (int 0x80 on x86_64) would be read with wrong numbers
@@ -329,6 +371,29 @@ def filter_program(audit_arch: int, numbers: dict[str, int], pid: int) -> bytes:
         a.label("ok_socket")
         a.ret(allow)
 
+    fds = sorted({int(fd) for fd in watched})
+    if fds:
+        # By the arguments that hold a descriptor: the calls jump to one block that compares them with
+        # the watched numbers (the others skip the block).
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for name, (positions, _writes) in FD_CALLS.items():
+            if name in numbers:
+                groups.setdefault(positions, []).append(numbers[name])
+        for n, (positions, nrs) in enumerate(sorted(groups.items())):
+            for number in nrs:
+                a.op(_JEQ, number, f"fd_block_{n}", 0)
+            a.ja(f"fd_done_{n}")
+            a.label(f"fd_block_{n}")
+            for position in positions:
+                a.arg(position)
+                for fd in fds:
+                    a.op(_JEQ, fd, f"fd_hit_{n}_{position}", 0)
+                a.ja(f"fd_miss_{n}_{position}")
+                a.label(f"fd_hit_{n}_{position}")
+                a.ret(notify)
+                a.label(f"fd_miss_{n}_{position}")
+            a.ret(allow)
+            a.label(f"fd_done_{n}")  # the accumulator still holds the call's number
     when("open", write_open(1))
     when("openat", write_open(2))
     when("clone", clone)
@@ -503,10 +568,11 @@ def restrict_files(abi: int, writable: list[str]) -> None:
         os.close(ruleset)
 
 
-def install_filter(numbers: dict[str, int], audit_arch: int) -> int:
-    """Install the seccomp filter; returns the user-notification listener's fd."""
+def install_filter(numbers: dict[str, int], audit_arch: int, watched: Any = ()) -> int:
+    """Install the seccomp filter (calls on the `watched` descriptors notified); returns the
+    user-notification listener's fd."""
     c = libc()
-    program = filter_program(audit_arch, numbers, os.getpid())
+    program = filter_program(audit_arch, numbers, os.getpid(), watched)
     code = c.ctypes.create_string_buffer(program, len(program))
     fprog = struct.pack("<HxxxxxxQ", len(program) // 8, c.ctypes.addressof(code))
     pbuf = c.ctypes.create_string_buffer(fprog, len(fprog))

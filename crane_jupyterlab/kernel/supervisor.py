@@ -16,12 +16,14 @@ import signal
 import struct
 from typing import Any
 
+from .inherited import holder_words
 from .sandbox import (
     AF_INET,
     AF_INET6,
     AF_UNIX,
     AT_FDCWD,
     AT_REMOVEDIR,
+    FD_CALLS,
     FS_CALLS,
     NOTIF_ID_VALID,
     NOTIF_RECV,
@@ -117,9 +119,12 @@ class Supervisor:
         landlock: bool,
         memory: int = -1,
         layers: list[str] | None = None,
+        watched: dict[int, dict[str, str]] | None = None,
     ) -> None:
         self.listener = listener
         self.pid = pid
+        # The kernel's descriptors the child has neutralised (inherited.py): number -> what and how.
+        self.watched = dict(watched or {})
         self.writable = writable
         # Directories covered by the child's private copy-on-write layers (overlay.py): what the child
         # changes there is invisible from here, so a path is resolved as the kernel's files have it.
@@ -159,7 +164,7 @@ class Supervisor:
             verdict, reason = errno.EPERM, f"an operation the sandbox could not read ({type(exc).__name__})"
         if not self._valid(notif_id):
             return True  # the calling thread died meanwhile: what we read may not be its memory
-        if reason:
+        if reason and reason not in self.refusals:
             self.refusals.append(reason)
         if verdict == 0:
             struct.pack_into("<QqiI", self._resp, 0, notif_id, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE)
@@ -214,6 +219,10 @@ class Supervisor:
 
     def decide(self, name: str, args: tuple[int, ...], tid: int) -> tuple[int, str | None]:
         """(0 to let the call through or an errno, what was refused or None)."""
+        if name in FD_CALLS or name == "close_range":
+            return self.fd_call(name, args, tid)
+        if name in ("wait4", "waitid"):
+            return self.wait_call(name, args)
         if name in FS_CALLS:
             return self.file_call(name, args, tid)
         kind = REFUSED.get(name)
@@ -247,6 +256,46 @@ class Supervisor:
         if kind:
             return errno.EPERM, kind
         return errno.EPERM, f"call {name}()"
+
+    def fd_call(self, name: str, args: tuple[int, ...], tid: int) -> tuple[int, str | None]:
+        """A call on a descriptor the child inherited from the kernel and neutralised: refused and
+        recorded as a use of what it led to; closing one is let through, and it is forgotten."""
+        if name == "close_range":
+            first, last = args[0] & 0xFFFFFFFF, args[1] & 0xFFFFFFFF
+            for fd in [fd for fd in self.watched if first <= fd <= last]:
+                del self.watched[fd]
+            return 0, None
+        positions, writes = FD_CALLS[name]
+        fds = [_signed(args[p]) for p in positions]
+        if name == "close" or (name in ("dup2", "dup3") and fds[0] not in self.watched):
+            self.watched.pop(fds[-1], None)  # closed, or replaced: its number may now be a new file's
+            return 0, None
+        hit = next((fd for fd in fds if fd in self.watched), None)
+        if hit is None:
+            return 0, None
+        entry = self.watched[hit]
+        if name == "fcntl" and _signed(args[1]) in _LOCKS:
+            kind = struct.unpack_from("<h", self.memory(args[2], 2))[0]
+            if kind == _F_UNLCK:  # releasing a lock (a connection being closed) changes nothing
+                return 0, None
+            writes = kind == _F_WRLCK
+        if name == "mmap":
+            writes = bool(args[2] & 2 and args[3] & 1)  # PROT_WRITE, MAP_SHARED
+        if entry.get("mode") == "write" and not writes:
+            return 0, None  # reading a file the kernel opened for writing works on the child's copy
+        # A lock refused with EACCES (or ENOLCK) reads as "held by another process": sqlite would wait.
+        code = errno.EIO if name in ("fcntl", "flock") else errno.EACCES
+        return code, f"use {holder_words(entry, os.getpid(), self.pid)}"
+
+    def wait_call(self, name: str, args: tuple[int, ...]) -> tuple[int, str | None]:
+        """The child starts no process: a wait names one the kernel started (or none)."""
+        if name == "waitid":
+            pid = _signed(args[1]) if args[0] & 0xFFFFFFFF == 1 else -1  # P_PID
+        else:
+            pid = _signed(args[0])
+        if pid > 0 and _parent_of(pid) == os.getpid():  # the supervisor runs in the kernel
+            return errno.ECHILD, f"wait for a process the kernel started (pid {pid})"
+        return errno.ECHILD, None
 
     def address(self, pointer: int, size: int) -> str:
         raw = self.memory(pointer, min(size, 128))
@@ -343,6 +392,19 @@ _PATH_CALLS: dict[str, tuple[Any, ...]] = {
     "file_setattr": ("xattr", (0, 1)),
 }
 _FD_CALLS = {"fchmod": "chmod", "fchown": "chown", "fsetxattr": "xattr", "fremovexattr": "xattr"}
+
+
+# fcntl's record locks: F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW; struct flock's l_type values.
+_LOCKS = (6, 7, 37, 38)
+_F_WRLCK, _F_UNLCK = 1, 2
+
+
+def _parent_of(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return int(fh.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
 
 
 def _signed(value: int) -> int:

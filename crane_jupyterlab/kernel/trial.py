@@ -14,8 +14,9 @@ Entry points, each called silently through `user_expressions` like the probe and
 
 The child never touches the kernel's sockets or streams: fds 0/1/2 point to /dev/null, inherited sockets
 and pipes are replaced by /dev/null, inherited files are reopened read-only with their own offset (the
-kernel's file positions stay where they are), memory shared with other processes is copied or made
-read-only, IPython's display and ipykernel's output streams are no-ops, `input()` is refused, and the
+kernel's file positions stay where they are), and a use of any of them is refused and recorded by the
+supervisor (`inherited.py`), memory shared with other processes is copied or made read-only, IPython's
+publishers and ipykernel's output streams are no-ops, `input()` is refused, and the
 child ends with `os._exit` (no atexit handlers, no finalizers). It dies with the kernel (PR_SET_PDEATHSIG)
 and lives in its own process group, so an interrupt of the kernel does not reach it.
 
@@ -362,7 +363,15 @@ class _Trial:
 
         poller.unregister(self.control.fileno())
         try:
-            message, fds, _, _ = socket.recv_fds(self.control, 4096, 2)
+            message, fds, _, _ = socket.recv_fds(self.control, 1 << 16, 2)
+            # The grant names every watched descriptor: it may take more than one read (the child
+            # closes its end once it is sent).
+            self.control.settimeout(SETUP_ALLOWANCE_S)
+            while not message.endswith(b"}") or len(message) >= 1 << 16:
+                more = self.control.recv(1 << 16)
+                if not more:
+                    break
+                message += more
             grant = json.loads(message)
         except (OSError, ValueError):
             for fd in locals().get("fds", []):
@@ -376,8 +385,9 @@ class _Trial:
         # there through only then.
         writable = [w for w in grant.get("writable", []) if isinstance(w, str)]
         layers = [w for w in grant.get("layers", []) if isinstance(w, str)]  # private copies (overlay.py)
+        watched = {int(fd): entry for fd, entry in (grant.get("watched") or {}).items()}
         self.supervisor = Supervisor(
-            fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory, layers
+            fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory, layers, watched
         )
         self.memory = -1
         poller.register(fds[0], select.POLLIN)

@@ -255,19 +255,37 @@ def test_the_trial_backend_observes_and_counts_outcomes(
             "target_cell": f"df.to_csv({str(target)!r})",
             "crash": False,
         },
+        {
+            **base,
+            "id": "own_03",
+            "version": "fixed",
+            "target_cell": "import subprocess\nsubprocess.run(['true'])",
+            "crash": False,
+        },
     )
     out = tmp_path / "results.jsonl"
     assert cli.main(["live", "--cases", str(cases), "--out", str(out), "--backend", "trial"]) == 0
     found = {(r["id"], r["version"]): r for r in rows(out)}
-    buggy, fixed, writes = found["own_01", "buggy"], found["own_01", "fixed"], found["own_02", "fixed"]
+    buggy, fixed = found["own_01", "buggy"], found["own_01", "fixed"]
+    writes, spawn = found["own_02", "fixed"], found["own_03", "fixed"]
     assert buggy["trial"]["status"] == "crashed" and buggy["trial"]["exception"] == "KeyError"
     assert buggy["prediction"]["detection"] is True and buggy["prediction"]["source"] == "trial"
     assert fixed["trial"]["status"] == "finished" and fixed["prediction"]["detection"] is False
-    assert writes["trial"]["status"] == "blocked" and writes["prediction"]["detection"] is False
+    # The write lands in the trial's private copy where the kernel allows one (overlay.py), else the
+    # sandbox refuses it: either way the real file is untouched and nothing is claimed.
+    if writes["trial"].get("writes"):
+        assert writes["trial"]["status"] == "finished" and "private copy" in writes["trial"]["writes"]
+    else:
+        assert writes["trial"]["status"] == "blocked"
+    assert writes["prediction"]["detection"] is False
     assert not target.exists()
+    assert spawn["trial"]["status"] == "blocked" and spawn["prediction"]["detection"] is False
     report = capsys.readouterr().err
-    assert "trial outcomes: crashed 1, finished 1, blocked 1" in report
-    assert f"own_02/fixed (crash: False): blocked: the sandbox refused to create '{target}'" in report
+    counted = "crashed 1, finished 2, blocked 1" if writes["trial"]["status"] == "finished" else (
+        "crashed 1, finished 1, blocked 2"
+    )
+    assert f"trial outcomes: {counted}" in report
+    assert "own_03/fixed (crash: False): blocked: " in report
 
 
 def test_quick_trials_are_counted_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -153,7 +153,8 @@ def test_files_the_kernel_holds_open_keep_their_position_and_content(
         assert os.lseek(reader.fileno(), 0, os.SEEK_CUR) == position
         assert reader.readline() == "two\n"
         blocked = kit.run_here("writer.write('from the trial\\n')\nwriter.flush()", ns)
-        assert blocked["status"] == "blocked" and "holds open" in blocked["reason"]
+        assert blocked["status"] == "blocked"
+        assert f"the file {log} the kernel had open for writing" in blocked["reason"]
         assert log.read_text() == "start\n"
     finally:
         reader.close()
