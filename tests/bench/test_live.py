@@ -281,9 +281,8 @@ def test_the_trial_backend_observes_and_counts_outcomes(
     assert not target.exists()
     assert spawn["trial"]["status"] == "blocked" and spawn["prediction"]["detection"] is False
     report = capsys.readouterr().err
-    counted = "crashed 1, finished 2, blocked 1" if writes["trial"]["status"] == "finished" else (
-        "crashed 1, finished 1, blocked 2"
-    )
+    private = writes["trial"]["status"] == "finished"
+    counted = "crashed 1, finished 2, blocked 1" if private else "crashed 1, finished 1, blocked 2"
     assert f"trial outcomes: {counted}" in report
     assert "own_03/fixed (crash: False): blocked: " in report
 
