@@ -1,11 +1,13 @@
 /**
  * Trial runs: the cell run in a sandboxed fork of the kernel before the user runs it. A crash is
  * observed (will crash, "observed in a trial run"), not predicted; a cell that would change the world
- * outside the fork (a file written) is stopped by the sandbox and the checks and the model decide.
+ * outside the fork (a program started) is stopped by the sandbox and the checks and the model decide.
+ * A long cell runs as a quick trial: its loops cut to their first iterations, the code after them runs.
  */
 import { expect, test } from '@jupyterlab/galata';
 
 import {
+  analysisOf,
   badgeOf,
   checked,
   MISSED,
@@ -21,8 +23,19 @@ import {
 test.use({ autoGoto: true, viewport: { width: 1400, height: 850 } });
 test.describe.configure({ mode: 'serial' });
 
-/** Writes a file when it runs: the sandbox must stop it in the trial. */
-const WRITES = "df.to_csv('trial-out.csv')";
+/** Writes a file through a program it starts: the sandbox must stop it in the trial (a file the cell
+ * writes itself lands in the trial's private copy where the kernel allows one: no stop). */
+const WRITES = "!touch trial-out.csv";
+
+/** "Trains" for 30 s (an epoch a second), then fails where the checks see nothing (KeyError: 10). */
+const LONG = [
+  'import time',
+  'losses = []',
+  'for epoch in range(30):',
+  '    time.sleep(1.0)  # one epoch of training',
+  '    losses.append(1.0 / (epoch + 1))',
+  'df.loc[10]'
+].join('\n');
 
 test('Trial-Run Cell observes a crash that the checks and the model missed, before the cell runs', async ({
   page
@@ -103,4 +116,64 @@ test('with trial runs on every check, a cell that writes a file is stopped by th
     })
     .toBe(true);
   await setSetting(page, 'trial', 'on-demand');
+});
+
+test('a cell that trains for 30 s and then crashes shows the quick trial\'s warning with the real exception, before it runs', async ({
+  page
+}) => {
+  await notebookWithData(page, 'quick.ipynb');
+  const checkedLong = analysisOf(page, LONG);
+  await page.notebook.enterCellEditingMode(1);
+  // Pasted, as a user would bring a training loop in (typing it would meet the editor's auto-indent).
+  await page.evaluate(source => {
+    const panel = window.jupyterapp.shell.currentWidget as unknown as {
+      content: {
+        activeCell: { model: { sharedModel: { setSource(s: string): void } } };
+      };
+    };
+    panel.content.activeCell.model.sharedModel.setSource(source);
+  }, LONG);
+  await checkedLong;
+  const badge = await badgeOf(page, 1);
+  await expect(badge).toHaveAttribute('data-crane-state', 'no-crash');
+  await page.notebook.selectCells(1);
+  const analysis = page.waitForResponse(
+    async response =>
+      response.url().includes('/crane/analyze') &&
+      (
+        response.request().postDataJSON() as {
+          settings?: { trial?: boolean };
+        } | null
+      )?.settings?.trial === true,
+    { timeout: 60_000 }
+  );
+  await page.evaluate(() =>
+    window.jupyterapp.commands.execute('crane:trial-run-cell')
+  );
+  const reply = (await (await analysis).json()) as {
+    verdict: { source: string };
+    trial: {
+      status: string;
+      exception: string;
+      quick: { cut: boolean; k: number } | null;
+    };
+  };
+  // The loop was cut after its first iterations and the line after it ran: the real exception.
+  expect(reply.trial.status).toBe('crashed');
+  expect(reply.trial.exception).toBe('KeyError');
+  expect(reply.trial.quick?.cut).toBe(true);
+  // df.loc[10] reads nothing the loop changes: certain, and said apart from a full trial's crash.
+  expect(reply.verdict.source).toBe('quick');
+  await expect(badge).toHaveAttribute('data-crane-state', 'will-crash');
+  await expect(badge).toContainText(
+    `Will crash — seen in a quick trial, loops cut to their first ${reply.trial.quick?.k} iterations`
+  );
+  await expect(badge).toContainText('KeyError');
+  // Before it is run: the user's kernel did not run it.
+  expect(await page.notebook.getCellTextOutput(1)).toBeNull();
+  await screenshotBadge(page, 1, 'badge-quick');
+
+  const panel = await openSidebar(page);
+  await expect(panel.locator('.jp-Crane-trial')).toContainText('Quick trial');
+  await screenshot(page.locator('#jp-main-content-panel'), 'sidebar-quick');
 });
