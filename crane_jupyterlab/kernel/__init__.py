@@ -56,7 +56,8 @@ with these stable keys (category in brackets):
 - `imports` (only when the cell imports): one entry per imported name, `line`/`module`/`name`/`state`
   (`loaded`, `found`, `missing`, `no-name`, `unknown`), `missing`, `note`, `version`, `elsewhere`
   (kernel/imports.py: found through the kernel's finders without importing anything).
-- style names passed to `style.use`/`style.context` (matplotlib.style loaded): `<matplotlib style 'x'>`
+- style names passed to `style.use`/`style.context` (matplotlib.style loaded, or matplotlib not loaded
+  and its style library read from the disk where the import system would find it): `<matplotlib style 'x'>`
   with `in_library`/`deprecated_alias`/`file_exists` [V], `matplotlib` [R], `close`/`renamed` [S]; files the
   cell opens: `path '...'` entries with `exists` [V]."""
 
@@ -82,10 +83,10 @@ MANIFEST = (
     "trial",
     "scan",
     "calls",
+    "imports",
     "styles",
     "docs",
     "libraries",
-    "imports",
     "summarize/objects",
     "summarize/core",
     "summarize/builtins",

@@ -301,6 +301,62 @@ def _on_path(tail: str, entries: list[Any]) -> bool | None:
     return False
 
 
+def package_dir(top: str) -> str | None:
+    """The folder of the regular package `top` (not loaded) that `import top` would load, read from the
+    disk as the finders on sys.meta_path would find it; None when unknown (a finder that cannot be asked,
+    a module file, a namespace package, a zip or a path hook of the notebook's own)."""
+    if sys.modules.get(top) is not None or "." in top:
+        return None
+    for finder in list(sys.meta_path):
+        if _EXTERNAL is not None and finder is getattr(_EXTERNAL, "PathFinder", None):
+            return _package_on_path(top, sys.path)
+        if _ask(finder, top, None) is not False:
+            return None  # found by a finder whose files are not ours to read, or unknown
+    return None
+
+
+def _package_on_path(top: str, entries: list[Any]) -> str | None:
+    """FileFinder's order at each entry: a package folder, then a module file, then a namespace portion
+    (which lets the search go on)."""
+    file_finder = getattr(_EXTERNAL, "FileFinder", None)
+    suffixes = [
+        *getattr(_EXTERNAL, "EXTENSION_SUFFIXES", []),
+        *getattr(_EXTERNAL, "SOURCE_SUFFIXES", []),
+        *getattr(_EXTERNAL, "BYTECODE_SUFFIXES", []),
+    ]
+    if file_finder is None or not suffixes or not _plain_hooks():
+        return None
+    for entry in list(entries):
+        if type(entry) is not str:
+            return None
+        try:
+            key = entry or os.getcwd()
+        except OSError:
+            continue
+        finder = sys.path_importer_cache.get(key, _MISSING)
+        if finder is _MISSING:
+            if not os.path.exists(key):
+                continue
+            if not os.path.isdir(key):
+                return None  # a zip: zipimport's business
+            folder: Any = key
+        elif finder is None:
+            continue
+        elif type(finder) is file_finder:
+            folder = getattr(finder, "path", None)
+        else:
+            return None
+        if type(folder) is not str:
+            return None
+        candidate = os.path.join(folder, top)
+        inits = [os.path.join(candidate, "__init__" + s) for s in suffixes]
+        if os.path.isdir(candidate) and any(os.path.isfile(init) for init in inits):
+            return candidate
+        if any(os.path.isfile(candidate + s) for s in suffixes):
+            return None
+    return None  # not found, or only namespace portions
+
+
 def _plain_hooks() -> bool:
     """sys.path_hooks is the interpreter's own: zipimport and FileFinder's hook."""
     for hook in list(sys.path_hooks):

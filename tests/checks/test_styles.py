@@ -101,11 +101,116 @@ def test_a_name_bound_in_the_cell_is_not_the_kernels_module(ns: dict[str, Any]) 
     assert findings_for(source, dict(ns)) == []
 
 
-def test_no_claim_without_matplotlib_style_loaded() -> None:
-    """The probe reads the library only from a loaded matplotlib.style: another object's `use` method
-    with a kernel that never imported matplotlib gives no entry."""
-    result = run.run("import matplotlib.pyplot as plt\nplt.style.use('seaborn')", {}, namespace={})
-    loaded = any(o["expr"].startswith("<matplotlib style") for o in result["objects"])
+# Run in a fresh interpreter: the kernel of a notebook's first cell, which has not imported matplotlib.
+FRESH = """
+import json, sys
+sys.path[:0] = json.loads(sys.argv[2])
+from crane_jupyterlab.checks import check
+from crane_jupyterlab.kernel import run
+source = sys.argv[1]
+findings = check(source, run.run(source, {}, namespace={}))
+from crane_jupyterlab.kernel import styles
+disk = styles._library_on_disk()
+loaded = "matplotlib" in sys.modules
+outcome = "ran"
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    exec(compile(source, "<cell>", "exec"), {})
+except OSError as exc:
+    outcome = "OSError"
+import matplotlib.style
+print(json.dumps({"findings": [[f.message, f.evidence] for f in findings], "loaded": loaded,
+                  "outcome": outcome, "library": sorted(matplotlib.style.library),
+                  "disk": disk and [sorted(disk[0]), list(disk[1])], "version": matplotlib.__version__}))
+"""
+
+
+def _fresh(source: str, tmp_path: Path, env: dict[str, str] | None = None, path: list[str] = ()) -> Any:
+    import json
+    import subprocess
     import sys
 
-    assert loaded == ("matplotlib.style" in sys.modules)
+    pytest.importorskip("matplotlib")
+    config = tmp_path / "mplconfig"
+    config.mkdir(exist_ok=True)
+    environ = {**os.environ, "MPLCONFIGDIR": str(config), "MPLBACKEND": "Agg", **(env or {})}
+    done = subprocess.run(
+        [sys.executable, "-c", FRESH, source, json.dumps(list(path))],
+        capture_output=True, text=True, cwd=tmp_path, env=environ, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_cell_that_imports_matplotlib_is_judged_from_the_library_on_disk(tmp_path: Path) -> None:
+    """The first cell of a notebook: `%matplotlib inline`, the import and a removed style name. The library
+    is read from the disk without importing matplotlib, and the cell does crash."""
+    source = "import matplotlib.pyplot as plt\nplt.style.use('seaborn-whitegrid')"
+    seen = _fresh(source, tmp_path)
+    assert seen["loaded"] is False
+    (message, evidence), *rest = seen["findings"]
+    assert not rest and message.startswith("OSError: 'seaborn-whitegrid'")
+    assert "read from the disk" in evidence[0]
+    assert seen["outcome"] == "OSError"
+    # What was read from the disk is the library matplotlib built when imported, and its version.
+    names, version = seen["disk"]
+    assert names == seen["library"] and "seaborn-v0_8-whitegrid" in names
+    assert ".".join(map(str, version)) == ".".join(seen["version"].split(".")[:2])
+    fine = _fresh("import matplotlib.pyplot as plt\nplt.style.use('seaborn-v0_8-whitegrid')", tmp_path)
+    assert fine["findings"] == [] and fine["outcome"] == "ran"
+
+
+def test_a_users_own_style_library_is_read_too(tmp_path: Path) -> None:
+    (tmp_path / "mplconfig" / "stylelib").mkdir(parents=True)
+    (tmp_path / "mplconfig" / "stylelib" / "house.mplstyle").write_text("axes.grid: True\n")
+    seen = _fresh("import matplotlib.pyplot as plt\nplt.style.use('house')", tmp_path)
+    assert "house" in seen["library"]
+    assert seen["findings"] == [] and seen["outcome"] == "ran"
+
+
+def test_a_matplotlib_the_import_system_would_not_load_from_its_package_is_not_judged(tmp_path: Path) -> None:
+    """A module file named matplotlib earlier on sys.path shadows the package: nothing is known."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "matplotlib.py").write_text("raise ImportError('shadowed')\n")
+    from crane_jupyterlab.kernel import imports
+
+    found = imports._package_on_path("matplotlib", [str(shadow)])
+    assert found is None
+    source = "import matplotlib.pyplot as plt\nplt.style.use('seaborn-whitegrid')"
+    probe = _fresh_probe_only(source, tmp_path, [str(shadow)])
+    assert probe == []
+
+
+def _fresh_probe_only(source: str, tmp_path: Path, path: list[str]) -> Any:
+    import json
+    import subprocess
+    import sys
+
+    script = (
+        "import json, sys\nsys.path[:0] = json.loads(sys.argv[2])\n"
+        "from crane_jupyterlab.checks import check\nfrom crane_jupyterlab.kernel import run\n"
+        "print(json.dumps([f.message for f in check(sys.argv[1], run.run(sys.argv[1], {}, namespace={}))]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, source, json.dumps(path)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_package_dir_follows_the_file_finders_order(tmp_path: Path) -> None:
+    from crane_jupyterlab.kernel import imports
+
+    portion, package, module = (tmp_path / n for n in ("portion", "package", "module"))
+    (portion / "pkgx").mkdir(parents=True)  # a namespace portion: the search goes on
+    (package / "pkgx").mkdir(parents=True)
+    (package / "pkgx" / "__init__.py").write_text("")
+    module.mkdir()
+    (module / "pkgx.py").write_text("")
+    assert imports._package_on_path("pkgx", [str(portion), str(package)]) == str(package / "pkgx")
+    assert imports._package_on_path("pkgx", [str(module), str(package)]) is None
+    assert imports._package_on_path("pkgx", [str(portion)]) is None
+    assert imports.package_dir("os") is None  # loaded: not read from the disk

@@ -2,14 +2,15 @@
 matplotlib 3.8; 3.6 renamed the seaborn styles to 'seaborn-v0_8-*' and 3.6-3.7 still mapped the old names).
 
 Precondition, from `matplotlib.style.use`: each str of the specification (a str, or a list of them) is
-'default' (or the aliases 'mpl20'/'mpl15'), a key of `style.library`, a dotted package style `pkg.name`,
-or else loaded as a file path or URL by `rc_params_from_file`, which raises OSError when it cannot open
-it. The probe (kernel/styles.py) says, against the kernel's own matplotlib, whether the library has the
-name, whether that version maps it as a deprecated alias, and whether a file of that name exists in the
-kernel's working directory. A name with '.', a path separator, ':' or '~' is left alone (a package style,
-path or URL resolves outside what the probe sees). `style.context(name)` applies the style when its
-`with` block is entered, so only that form is claimed. dicts, Paths and names bound to values are never
-claimed.
+'default' (or the aliases 'mpl20'/'mpl15'), a key of `style.library`, a dotted package style `pkg.name`, or
+else loaded as a file path or URL by `rc_params_from_file`, which raises OSError when it cannot open it. The
+probe (kernel/styles.py) says, against the kernel's own matplotlib, whether the library has the name,
+whether that version maps it as a deprecated alias, and whether a file of that name exists in the kernel's
+working directory; where the cell itself imports matplotlib (not loaded yet), the library is read from the
+disk as matplotlib will build it (kernel/styles.py). A name with '.', a path separator, ':' or '~' is left
+alone (a package style, path or URL resolves outside what the probe sees). `style.context(name)` applies the
+style when its `with` block is entered, so only that form is claimed. dicts, Paths and names bound to values
+are never claimed.
 """
 
 from __future__ import annotations
@@ -61,12 +62,16 @@ def _judge(ctx: CellContext, name: str) -> tuple[str, list[str]] | None:
         hint = " Close names: " + ", ".join(repr(str(c)) for c in close[:3]) + "."
     else:
         hint = ""
+    read_from = raw.get("library_read_from")
+    library = "matplotlib.style.library"
+    if isinstance(read_from, str) and read_from.startswith("disk"):
+        library = "the style library matplotlib will load (its stylelib folders, read from the disk)"
     evidence = [
-        f"{name!r} in matplotlib.style.library = False ({where})",
+        f"{name!r} in {library} = False ({where})",
         f"no file {name!r} in the kernel's working directory",
     ]
     if isinstance(renamed, str):
-        evidence.append(f"{renamed!r} in matplotlib.style.library = True")
+        evidence.append(f"{renamed!r} in {library} = True")
     return hint, evidence
 
 
