@@ -28,6 +28,7 @@ from . import (
     stacking,
     styles,
     text,
+    truth,
     types,
     values,
 )
@@ -52,6 +53,7 @@ RULES: tuple[Rule, ...] = (
     axes.check,
     stacking.check,
     values.check,
+    truth.check,
     types.check,
     indexing.check,
     lengths.check,
