@@ -61,6 +61,8 @@ def import_facts(tree: ast.AST) -> list[dict[str, Any]]:
             pairs = [(alias.name, None) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             pairs = [(node.module, alias.name) for alias in node.names]
+        elif load_ext_module(node) is not None and not _builtin_extension(load_ext_module(node)):
+            pairs = [(str(load_ext_module(node)), None)]  # `%load_ext x` imports x
         else:
             continue
         for module, name in pairs:
@@ -68,9 +70,35 @@ def import_facts(tree: ast.AST) -> list[dict[str, Any]]:
                 entry = _judge(module, name)
             except Exception:
                 entry = {"state": "unknown"}
-            entry.update({"line": node.lineno, "module": module, "name": name})
+            entry.update({"line": getattr(node, "lineno", None), "module": module, "name": name})
             out.append(entry)
     return out
+
+
+def load_ext_module(node: ast.AST) -> str | None:
+    """x for `%load_ext x` as IPython transforms it: `get_ipython().run_line_magic('load_ext', 'x')`."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    shell = node.func.value
+    if node.func.attr != "run_line_magic" or not (
+        isinstance(shell, ast.Call) and isinstance(shell.func, ast.Name) and shell.func.id == "get_ipython"
+    ):
+        return None
+    args = node.args
+    if len(args) < 2 or node.keywords or not all(isinstance(a, ast.Constant) for a in args[:2]):
+        return None
+    magic, value = args[0].value, args[1].value  # type: ignore[attr-defined]
+    if magic != "load_ext" or type(value) is not str:
+        return None
+    name = value.strip()
+    return name if name and all(part.isidentifier() for part in name.split(".")) else None
+
+
+def _builtin_extension(name: str | None) -> bool:
+    """IPython loads `IPython.extensions.<name>` when `<name>` is missing (autoreload, storemagic): or
+    IPython's table cannot be read (then nothing is said)."""
+    table = _module_dict(sys.modules.get("IPython.core.extensions")).get("BUILTINS_EXTS")
+    return type(table) is not dict or name in table
 
 
 def _judge(dotted: str, name: str | None) -> dict[str, Any]:

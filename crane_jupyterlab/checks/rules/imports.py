@@ -26,16 +26,21 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ...kernel.imports import load_ext_module
 from ...kernel.safe import TRUSTED_ROOTS
 from ...models import Finding
 from ..context import CellContext
 from ..effects import PURE_BUILTINS
 from ..flow import ImportSite, root_name
+from ..site import Site
 
 RULE = "missing-import"
 
 # Magics that leave the import system alone (anything else, and any `!` line, may install or move).
 _QUIET_MAGICS = frozenset({"matplotlib", "config", "autoreload", "precision", "time", "timeit", "pylab"})
+# IPython's BUILTINS_EXTS: `%load_ext autoreload` loads IPython.extensions.autoreload when no module of that
+# name exists (its code is IPython's own), and is never a ModuleNotFoundError.
+_BUILTIN_EXTENSIONS = frozenset({"autoreload", "storemagic"})
 # Module names whose use before an import may change what it finds.
 _IMPORT_STATE = frozenset(
     {"sys", "importlib", "site", "subprocess", "runpy", "pkg_resources", "pip", "get_ipython", "exec",
@@ -60,7 +65,7 @@ def _shell_or_magic(source: str) -> set[int] | None:
         if text.startswith("%"):
             words = text.lstrip("%").split()
             magic = words[0] if words else ""
-            if magic not in _QUIET_MAGICS and not (magic == "load_ext" and words[1:] == ["autoreload"]):
+            if magic not in _QUIET_MAGICS and magic != "load_ext":  # load_ext: judged in order, in check
                 return None
             quiet.add(number)
     return quiet
@@ -79,7 +84,9 @@ def _aliases(ctx: CellContext) -> dict[str, str]:
     return names
 
 
-def _quiet_before(ctx: CellContext, stmt: ast.stmt, aliases: dict[str, str], magics: set[int]) -> bool:
+def _quiet_before(
+    ctx: CellContext, stmt: ast.stmt | ast.expr, aliases: dict[str, str], magics: set[int]
+) -> bool:
     """Nothing in the cell before `stmt` may change what the import finds."""
     where = (stmt.lineno, stmt.col_offset)
     for node in ast.walk(ctx.tree):
@@ -128,8 +135,30 @@ def check(ctx: CellContext) -> Iterator[Finding]:
     for item in ctx.view.imports:
         verdicts.setdefault((item.get("line"), item.get("module"), item.get("name")), item)
     aliases = _aliases(ctx)
-    foreign_code_ran = False  # an earlier import ran code outside the trusted libraries
-    for site in ctx.imports:
+    # The imports and `%load_ext` lines in the order they run.
+    steps: list[tuple[int, int, ImportSite | Site]] = [
+        (s.node.lineno, s.node.col_offset, s) for s in ctx.imports
+    ]
+    steps += [(s.node.lineno, s.node.col_offset, s) for s in ctx.sites if load_ext_module(s.node) is not None]
+    steps.sort(key=lambda step: (step[0], step[1]))
+    foreign_code_ran = False  # an earlier import or extension ran code outside the trusted libraries
+    for line, _, site in steps:
+        if isinstance(site, Site):
+            module = str(load_ext_module(site.node))
+            entry = verdicts.get((line, module, None)) or {}
+            if (
+                entry.get("state") == "missing"
+                and site.certain
+                and not site.barrier
+                and not foreign_code_ran
+                and not site.caught(("ModuleNotFoundError",))
+                and _quiet_before(ctx, site.node, aliases, magics)
+            ):
+                yield _finding(entry, module, None, line, f"%load_ext {module}")
+                return
+            if module not in _BUILTIN_EXTENSIONS:
+                foreign_code_ran = True  # the extension's load_ipython_extension runs
+            continue
         for module, name in _pairs(site):
             entry = verdicts.get((site.node.lineno, module, name)) or {}
             state = entry.get("state")
@@ -148,11 +177,13 @@ def check(ctx: CellContext) -> Iterator[Finding]:
                 foreign_code_ran = True
 
 
-def _finding(entry: dict[str, Any], module: str, name: str | None, line: int) -> Finding:
+def _finding(
+    entry: dict[str, Any], module: str, name: str | None, line: int, magic: str | None = None
+) -> Finding:
     version = entry.get("version") if isinstance(entry.get("version"), str) else None
     elsewhere = [m for m in entry.get("elsewhere") or [] if isinstance(m, str)]
     top = module.split(".")[0]
-    evidence = []
+    evidence = [f"`{magic}` imports {module!r} (IPython's extension manager)"] if magic else []
     if entry.get("state") == "missing":
         missing = str(entry.get("missing") or module)
         message = f"ModuleNotFoundError: No module named {missing!r} (line {line})"
