@@ -61,8 +61,11 @@ def import_facts(tree: ast.AST) -> list[dict[str, Any]]:
             pairs = [(alias.name, None) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             pairs = [(node.module, alias.name) for alias in node.names]
-        elif load_ext_module(node) is not None and not _builtin_extension(load_ext_module(node)):
-            pairs = [(str(load_ext_module(node)), None)]  # `%load_ext x` imports x
+        elif isinstance(node, ast.Call):
+            ext = load_ext_module(node)
+            if ext is None or _builtin_extension(ext):
+                continue
+            pairs = [(ext, None)]  # `%load_ext x` imports x
         else:
             continue
         for module, name in pairs:
@@ -287,21 +290,29 @@ def _parent_path(state: dict[str, Any]) -> Any:
     return _module_dict(parent).get("__path__", ()) if parent is not None else ()
 
 
-def _on_path(tail: str, entries: list[Any]) -> bool | None:
-    """PathFinder over `entries` for the module named `tail`, read from the disk: None when an entry
-    needs a finder that is not the standard library's FileFinder."""
-    file_finder = getattr(_EXTERNAL, "FileFinder", None)
-    suffixes = [
+_UNKNOWN = object()  # an entry only a finder other than FileFinder could read
+
+
+def _suffixes() -> list[str]:
+    return [
         *getattr(_EXTERNAL, "EXTENSION_SUFFIXES", []),
         *getattr(_EXTERNAL, "SOURCE_SUFFIXES", []),
         *getattr(_EXTERNAL, "BYTECODE_SUFFIXES", []),
     ]
-    if file_finder is None or not suffixes:
-        return None
+
+
+def _folders(entries: list[Any]) -> Any:
+    """PathFinder's walk over `entries`, read from the disk: each folder FileFinder would search, in
+    order, or `_UNKNOWN` (then the walk stops) where an entry needs another finder or path hook."""
+    file_finder = getattr(_EXTERNAL, "FileFinder", None)
+    if file_finder is None or not _suffixes():
+        yield _UNKNOWN
+        return
     plain_hooks = _plain_hooks()
     for entry in list(entries):
         if type(entry) is not str:
-            return None
+            yield _UNKNOWN
+            return
         try:
             key = entry or os.getcwd()
         except OSError:
@@ -312,15 +323,28 @@ def _on_path(tail: str, entries: list[Any]) -> bool | None:
             if not os.path.exists(key):
                 continue  # no hook accepts it (FileFinder wants a directory, zipimport a file)
             if not plain_hooks or not os.path.isdir(key):
-                return None
+                yield _UNKNOWN
+                return
             folder = key
         elif finder is None:
             continue
         elif type(finder) is file_finder:
             folder = getattr(finder, "path", None)
         else:
-            return None  # zipimport or a notebook's own path hook
+            yield _UNKNOWN  # zipimport or a notebook's own path hook
+            return
         if type(folder) is not str:
+            yield _UNKNOWN
+            return
+        yield folder
+
+
+def _on_path(tail: str, entries: list[Any]) -> bool | None:
+    """PathFinder over `entries` for the module named `tail`, read from the disk: None when an entry
+    needs a finder that is not the standard library's FileFinder."""
+    suffixes = _suffixes()
+    for folder in _folders(entries):
+        if folder is _UNKNOWN:
             return None
         if os.path.isdir(os.path.join(folder, tail)):
             return True  # a package or a namespace portion
@@ -346,35 +370,11 @@ def package_dir(top: str) -> str | None:
 def _package_on_path(top: str, entries: list[Any]) -> str | None:
     """FileFinder's order at each entry: a package folder, then a module file, then a namespace portion
     (which lets the search go on)."""
-    file_finder = getattr(_EXTERNAL, "FileFinder", None)
-    suffixes = [
-        *getattr(_EXTERNAL, "EXTENSION_SUFFIXES", []),
-        *getattr(_EXTERNAL, "SOURCE_SUFFIXES", []),
-        *getattr(_EXTERNAL, "BYTECODE_SUFFIXES", []),
-    ]
-    if file_finder is None or not suffixes or not _plain_hooks():
+    if not _plain_hooks():
         return None
-    for entry in list(entries):
-        if type(entry) is not str:
-            return None
-        try:
-            key = entry or os.getcwd()
-        except OSError:
-            continue
-        finder = sys.path_importer_cache.get(key, _MISSING)
-        if finder is _MISSING:
-            if not os.path.exists(key):
-                continue
-            if not os.path.isdir(key):
-                return None  # a zip: zipimport's business
-            folder: Any = key
-        elif finder is None:
-            continue
-        elif type(finder) is file_finder:
-            folder = getattr(finder, "path", None)
-        else:
-            return None
-        if type(folder) is not str:
+    suffixes = _suffixes()
+    for folder in _folders(entries):
+        if folder is _UNKNOWN:
             return None
         candidate = os.path.join(folder, top)
         inits = [os.path.join(candidate, "__init__" + s) for s in suffixes]

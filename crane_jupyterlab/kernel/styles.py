@@ -116,8 +116,16 @@ def _style_checks(scan: _Scanner, ctx: Any) -> list[dict[str, Any]]:
     name exists in the kernel's working directory (`use` then loads the file)."""
     out: list[dict[str, Any]] = []
     try:
-        if not any((c.method or (c.origin[1] if c.origin else None)) in STYLE_METHODS for c in scan.calls):
-            return out
+        seen: list[str] = []
+        for call in scan.calls:
+            method = call.method or (call.origin[1] if call.origin else None)
+            if method not in STYLE_METHODS:
+                continue
+            for name in call.pos_strings + call.kw_strings.get("style", []):
+                if name not in seen and len(seen) < MAX_STYLE_NAMES:
+                    seen.append(name)
+        if not seen:
+            return out  # no style name: nothing to read (the disk least of all)
         style_mod = sys.modules.get("matplotlib.style")
         mpl = sys.modules.get("matplotlib")
         aliases: set[str] = set()
@@ -145,14 +153,6 @@ def _style_checks(scan: _Scanner, ctx: Any) -> list[dict[str, Any]]:
         names = [k for k in dict.keys(library) if type(k) is str]
         if not found_table and (len(version) < 2 or (3, 6) <= version < (3, 8)):
             return out  # a version that maps old names, or an unknown one: nothing certain
-        seen: list[str] = []
-        for call in scan.calls:
-            method = call.method or (call.origin[1] if call.origin else None)
-            if method not in STYLE_METHODS:
-                continue
-            for name in call.pos_strings + call.kw_strings.get("style", []):
-                if name not in seen and len(seen) < MAX_STYLE_NAMES:
-                    seen.append(name)
         for name in seen:
             entry = _entry(style_entry_expr(name), "matplotlib style")
             in_library = dict.__contains__(library, name)

@@ -126,21 +126,26 @@ print(json.dumps({"findings": [[f.message, f.evidence] for f in findings], "load
 """
 
 
-def _fresh(source: str, tmp_path: Path, env: dict[str, str] | None = None, path: list[str] = ()) -> Any:
+def _run_script(script: str, source: str, tmp_path: Path, path: list[str]) -> Any:
+    """`script` in a fresh interpreter (argv: the cell, the entries put first on sys.path); its last line."""
     import json
     import subprocess
     import sys
 
-    pytest.importorskip("matplotlib")
     config = tmp_path / "mplconfig"
     config.mkdir(exist_ok=True)
-    environ = {**os.environ, "MPLCONFIGDIR": str(config), "MPLBACKEND": "Agg", **(env or {})}
+    environ = {**os.environ, "MPLCONFIGDIR": str(config), "MPLBACKEND": "Agg"}
     done = subprocess.run(
-        [sys.executable, "-c", FRESH, source, json.dumps(list(path))],
+        [sys.executable, "-c", script, source, json.dumps(path)],
         capture_output=True, text=True, cwd=tmp_path, env=environ, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _fresh(source: str, tmp_path: Path) -> Any:
+    pytest.importorskip("matplotlib")
+    return _run_script(FRESH, source, tmp_path, [])
 
 
 def test_a_cell_that_imports_matplotlib_is_judged_from_the_library_on_disk(tmp_path: Path) -> None:
@@ -183,22 +188,15 @@ def test_a_matplotlib_the_import_system_would_not_load_from_its_package_is_not_j
     assert probe == []
 
 
-def _fresh_probe_only(source: str, tmp_path: Path, path: list[str]) -> Any:
-    import json
-    import subprocess
-    import sys
+PROBE_ONLY = (
+    "import json, sys\nsys.path[:0] = json.loads(sys.argv[2])\n"
+    "from crane_jupyterlab.checks import check\nfrom crane_jupyterlab.kernel import run\n"
+    "print(json.dumps([f.message for f in check(sys.argv[1], run.run(sys.argv[1], {}, namespace={}))]))"
+)
 
-    script = (
-        "import json, sys\nsys.path[:0] = json.loads(sys.argv[2])\n"
-        "from crane_jupyterlab.checks import check\nfrom crane_jupyterlab.kernel import run\n"
-        "print(json.dumps([f.message for f in check(sys.argv[1], run.run(sys.argv[1], {}, namespace={}))]))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", script, source, json.dumps(path)],
-        capture_output=True, text=True, cwd=tmp_path, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+
+def _fresh_probe_only(source: str, tmp_path: Path, path: list[str]) -> Any:
+    return _run_script(PROBE_ONLY, source, tmp_path, path)
 
 
 def test_package_dir_follows_the_file_finders_order(tmp_path: Path) -> None:

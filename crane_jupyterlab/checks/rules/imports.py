@@ -142,18 +142,22 @@ def check(ctx: CellContext) -> Iterator[Finding]:
     steps += [(s.node.lineno, s.node.col_offset, s) for s in ctx.sites if load_ext_module(s.node) is not None]
     steps.sort(key=lambda step: (step[0], step[1]))
     foreign_code_ran = False  # an earlier import or extension ran code outside the trusted libraries
+
+    def claimable(site: ImportSite | Site, exc: str) -> bool:
+        """The failing line certainly runs, on the import system as the kernel has it now."""
+        return (
+            site.certain
+            and not site.barrier
+            and not foreign_code_ran
+            and not site.caught((exc,))
+            and _quiet_before(ctx, site.node, aliases, magics)
+        )
+
     for line, _, site in steps:
         if isinstance(site, Site):
             module = str(load_ext_module(site.node))
             entry = verdicts.get((line, module, None)) or {}
-            if (
-                entry.get("state") == "missing"
-                and site.certain
-                and not site.barrier
-                and not foreign_code_ran
-                and not site.caught(("ModuleNotFoundError",))
-                and _quiet_before(ctx, site.node, aliases, magics)
-            ):
+            if entry.get("state") == "missing" and claimable(site, "ModuleNotFoundError"):
                 yield _finding(entry, module, None, line, f"%load_ext {module}")
                 return
             if module not in _BUILTIN_EXTENSIONS:
@@ -164,13 +168,7 @@ def check(ctx: CellContext) -> Iterator[Finding]:
             state = entry.get("state")
             if state in ("missing", "no-name"):
                 exc = "ModuleNotFoundError" if state == "missing" else "ImportError"
-                if (
-                    site.certain
-                    and not site.barrier
-                    and not foreign_code_ran
-                    and not site.caught((exc,))
-                    and _quiet_before(ctx, site.node, aliases, magics)
-                ):
+                if claimable(site, exc):
                     yield _finding(entry, module, name, site.node.lineno)
                     return  # the cell stops at the first failing import
             if state != "loaded" and module.split(".")[0] not in TRUSTED_ROOTS:
