@@ -59,7 +59,7 @@ QuickCrash = Literal["certain", "depends", "shortened"]
 
 
 class QuickTrial(BaseModel):
-    """What the loops did in a trial with long loops cut after their first k iterations (kernel/quick.py)."""
+    """What the loops did in a trial whose long loops were cut after k iterations (kernel/trial/quick.py)."""
 
     k: int
     loops: list[TrialLoop] = Field(default_factory=list)

@@ -6,7 +6,7 @@ Evidence, strongest first:
 2. an **observed** outcome of the trial run (the cell run in a sandboxed fork of the kernel): it crashed,
    with the real exception and line, or it ran to its end (the same code on the same state: no crash).
    A trial that was blocked, timed out, ran out of memory or could not run says nothing either way;
-   a *quick* trial (long loops cut after their first iterations, kernel/quick.py) decides only with a
+   a *quick* trial (long loops cut after their first iterations, kernel/trial/quick.py) decides only with a
    crash that does not depend on the cut ("quick"); one that may ("quick_may") is a warning that ranks
    with the model's prediction, and a shortened run that finished says nothing about the rest;
 3. **certain findings** of the deterministic checks: the crash follows from the facts;

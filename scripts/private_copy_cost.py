@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the private copy costs a trial (README, "Trial runs"): the wall time of a trial of `x = 1` with and
 without `private_writes` (alternating, N each), and the mount step alone in a forked child
-(`sandbox.enter_namespaces`, then `overlay.enter`). Linux with user namespaces only.
+(`confine.enter_namespaces`, then `overlay.enter`). Linux with user namespaces only.
 
     PYTHONPATH=. python scripts/private_copy_cost.py [N]      # from the repository root, N = 30
 """
@@ -13,7 +13,8 @@ import sys
 import tempfile
 import time
 
-from crane_jupyterlab.kernel import overlay, sandbox, trial
+from crane_jupyterlab.kernel.trial import control as trial
+from crane_jupyterlab.kernel.trial.sandbox import confine, overlay
 
 
 def run_here(source, **options):
@@ -41,7 +42,7 @@ def mount_cost(cow):
     pid = os.fork()
     if pid == 0:
         t0 = time.perf_counter()
-        sandbox.enter_namespaces()
+        confine.enter_namespaces()
         t1 = time.perf_counter()
         dirs = overlay.enter(scratch, 2048)["dirs"] if cow else []
         t2 = time.perf_counter()

@@ -135,7 +135,7 @@ export interface ITrialFrame {
   text: string;
 }
 
-/** What the loops did in a trial with long loops cut after their first k iterations (kernel/quick.py). */
+/** What the loops did in a trial whose long loops were cut after k iterations (kernel/trial/quick.py). */
 export interface IQuickTrial {
   k: number;
   loops: ITrialLoop[];

@@ -84,7 +84,7 @@ def _probe_hash() -> str:
 
 def _child(case_path: str, out_path: str) -> None:
     """Run the executed cells like a kernel, then the probe on the target cell."""
-    from ..kernel import run
+    from ..kernel import probe
 
     case = json.loads(Path(case_path).read_text())
     ns: dict[str, Any] = {"__name__": "__main__"}
@@ -97,7 +97,7 @@ def _child(case_path: str, out_path: str) -> None:
         plt = sys.modules.get("matplotlib.pyplot")
         if plt is not None:
             plt.close("all")
-    result = run.run(case["target_cell"], {}, namespace=ns)
+    result = probe.run(case["target_cell"], {}, namespace=ns)
     Path(out_path).write_text(json.dumps(result))
 
 

@@ -93,8 +93,8 @@ def _structure_kept(result: dict[str, Any]) -> tuple[int, int]:
 def child_main(case_path: str, out_path: str, warm: int, device: str) -> None:
     from crane_jupyterlab import runtime_text
     from crane_jupyterlab.checks import check
-    from crane_jupyterlab.kernel import run as probe
-    from crane_jupyterlab.kernel import safe
+    from crane_jupyterlab.kernel import probe
+    from crane_jupyterlab.kernel.probe import facts
 
     with open(case_path) as fh:
         case = json.load(fh)
@@ -128,12 +128,12 @@ def child_main(case_path: str, out_path: str, warm: int, device: str) -> None:
         res["runtime_text"] = runtime_text.render(result)
         findings = check(target, result)
         res["findings"] = [f.model_dump() for f in findings]
-        over = safe._Ctx.over
-        safe._Ctx.over = lambda self: True  # type: ignore[method-assign]
+        over = facts._Ctx.over
+        facts._Ctx.over = lambda self: True  # type: ignore[method-assign]
         try:
             spent = probe.run(target, {}, ns)
         finally:
-            safe._Ctx.over = over  # type: ignore[method-assign]
+            facts._Ctx.over = over  # type: ignore[method-assign]
         res["spent_budget_entries"], res["spent_budget_kept"] = _structure_kept(spent)
         res["facts_hold"] = [[fact, *check_fact(fact, ns)] for fact in case.get("decisive_facts", [])]
         try:
@@ -149,7 +149,7 @@ FORK_CHILD = """
 import json, os, sys, time
 sys.path.insert(0, {root!r})
 import torch
-from crane_jupyterlab.kernel import run as probe
+from crane_jupyterlab.kernel import probe
 control = {control!r}
 init_first = {init_first!r}
 ns = {{"torch": torch, "x": torch.zeros(3)}}
@@ -184,7 +184,7 @@ COLD_CHILD = """
 import json, sys, time
 sys.path.insert(0, {root!r})
 import numpy as np, torch
-from crane_jupyterlab.kernel import run as probe
+from crane_jupyterlab.kernel import probe
 rng = np.random.default_rng(0)
 # CUDA tensors made by host-to-device copies only: no CUDA kernel of any kind has been loaded yet
 ns = {{"x": torch.from_numpy(rng.random((512, 256), dtype=np.float32)).to("cuda"),

@@ -10,7 +10,7 @@ What a fact is: one leaf attribute of a record (`shape`, `dtype`, `has_nan`, one
 ...). A list value such as a shape is one fact. Record names are not facts (they are what the facts are
 about) and are always kept; so is `execution_cell_source` (provenance: which cell made the object).
 
-The mapping, by the attribute's key (the same lines as the probe's S/R/V tags in `kernel/summarize/`):
+The mapping, by the attribute's key (the same lines as the probe's S/R/V tags in `kernel/probe/summarize/`):
 
 - S, structure: `shape`, `length`, sample/epoch/batch counts and shapes (`n_samples`, `n_epochs`,
   `batch_size`, `image_shape`, `target_size`, `sample_shapes`, `batch_shapes`, ...), the names of a

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kernel.safe import TRUSTED_ROOTS
+from ..kernel.probe.safe import TRUSTED_ROOTS
 
 BUILTIN_VALUE_TYPES = frozenset(
     {"int", "float", "bool", "str", "bytes", "complex", "NoneType", "list", "tuple", "dict", "set",

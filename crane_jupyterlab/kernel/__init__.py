@@ -1,103 +1,73 @@
-"""Code that runs INSIDE the user's kernel: the runtime probe (and, beside it, anything else the server
-asks the kernel to do without a trace).
+"""The kernel payload: code that runs INSIDE the user's kernel, sent there as source by
+`crane_jupyterlab.server.payload`. Two families and what both use:
 
-Nothing here runs in the server except in tests. `crane_jupyterlab.server.payload` reads the modules named
-in `MANIFEST`, sends their sources to the kernel in one silent request, and installs them there as
-submodules of a private package in `sys.modules` (never the user namespace), in `MANIFEST` order, so that
-the relative imports between them work as they do here. At import only the standard library is loaded;
-numpy, pandas, torch, tensorflow, keras, sklearn, scipy, PIL and matplotlib are looked up in `sys.modules`
-and never imported. The code must run on the oldest Python a kernel may have (`OLDEST_PYTHON`), which can
-be older than the server's.
+- `probe/`: describes what the target cell will use (entry point `probe.run`);
+- `trial/`: runs the target cell in a sandbox before the user does (entry points `trial.start`,
+  `trial.result`, `trial.cancel`);
+- `envelope.py` installs the payload in the kernel and carries each call's result back as JSON;
+  `cell.py` is the one cell transform (IPython syntax -> Python), which the checks use too.
 
-Entry points: `trial.start/result/cancel` run the cell in a sandboxed fork of the kernel (trial.py,
-child.py, execute.py, inherited.py, sandbox.py, supervisor.py, hooks.py); `run.run(source, options,
-namespace)` describes what a cell will use; it never raises, never prints, never evaluates code from
-the cell, never consumes an iterator and leaves the user namespace untouched. User-defined properties,
-`__getattr__`, `__repr__`, `__len__` and `__eq__` are not called (map-style datasets are the one
-exception: sampling them is the point, and it runs under the time budget).
-
-Result: see docs/architecture.md section 1. Every fact is `{"cat": "S"|"R"|"V", "key": str, "value": json}`
-with these stable keys (category in brackets):
-
-- any object: `len` [S], `shape` [S], `dtype` [R], `value` [V] (scalars, small containers),
-  `items` [V] (elements of a small container), `keys` [S] (dict keys), `element_types` [R],
-  `signature` [R] (callables), `attrs` [V] (instance attributes of a plain object), `repr` [V],
-  `close` [S] (names close to a missing attribute/key/column), `note` [R] (why something was not read),
-  `undefined_globals` [S] (globals a user function reads that the kernel lacks).
-- 1-D data and frame columns: `nan` [V] (count), `min`/`max` [V], `unique` [V] (count), `kind` [V]
-  (binary, categorical, continuous, many-valued, constant, text, empty, all-nan), `examples` [V],
-  `counts` [V] (`[[value, count], ...]`: most frequent first, then the least frequent), `sampled` [V]
-  (rows the stats ran on).
-- DataFrame: `columns` [S] (names, capped), `columns_more` [S], `dtypes` [R] (`{dtype: count}`),
-  `non_numeric_columns` [R] (wide frames),
-  `nan_columns` [V] (`{column: nan count}`); children are the columns, expr `df['col']`.
-- torch: `device` [R], `requires_grad` [R], `contiguous` [R], `note` [R] (why no value stats:
-  time budget, GPU busy, a CUDA error); torch.device `device` [R]; optimizer `lr` [V]; nn.Module
-  `class` [R], `training` [V], `param_dtype`/`param_device`/`param_requires_grad` [R],
-  `n_params` [S], `last_out_features` [S], `containers`/`custom_modules`/`forward_pre_hooks`/
-  `forward_hooks` [R] (whose forward runs, what may replace its input or output), loss
-  `ignore_index`/`reduction`/`label_smoothing` [R]; layers (children)
-  carry `in_features`/`out_features`/`in_channels`/`out_channels`/`kernel_size`/
-  `num_embeddings`/`embedding_dim`/`num_features`/`normalized_shape` [S], `weight_dtype` [R],
-  `weight_device` [R] (several devices); DataLoader `batch_size`/`drop_last`/`num_workers` [S],
-  `shuffle` [V], `sampler` [R], `collate_fn` [R], child `.dataset`; Dataset
-  `len`/`sample_shapes`/`batch_shape` [S], `labels` [V].
-- tensorflow/keras: `element_spec` [R], `cardinality` [S]; models `input_shape`/`output_shape` [S],
-  `last_units` [S], `last_activation` [R], `loss` [R], `compiled`/`built` [V];
-  image iterators `samples`/`num_classes`/`batch_size`/`image_shape`/`target_size` [S],
-  `class_indices` [V], `class_mode`/`color_mode` [R].
-- sklearn: `class` [R], `fitted` [V], `n_features_in_` [S], `feature_names_in_` [R],
-  `classes_` [V], `n_outputs_` [S], `steps` [R], `params` [R] (non-default constructor params),
-  `columns_used` [S] (ColumnTransformer).
-- scipy sparse: `nnz` [S], `format` [R]; PIL image: `size` [S], `mode` [R].
-- module entries (`modules`): `version`, `aliases`; torch adds `grad_enabled` [V], `autocast` [R] and
-  `cuda_available` [V] (never by torch.cuda.is_available(): see libraries._cuda_available); sklearn
-  adds `array_api_dispatch` [R].
-- `imports` (only when the cell imports): one entry per imported name, `line`/`module`/`name`/`state`
-  (`loaded`, `found`, `missing`, `no-name`, `unknown`), `missing`, `note`, `version`, `elsewhere`
-  (kernel/imports.py: found through the kernel's finders without importing anything).
-- style names passed to `style.use`/`style.context` (matplotlib.style loaded, or matplotlib not loaded
-  and its style library read from the disk where the import system would find it): `<matplotlib style 'x'>`
-  with `in_library`/`deprecated_alias`/`file_exists` [V], `matplotlib` [R], `close`/`renamed` [S]; files the
-  cell opens: `path '...'` entries with `exists` [V]."""
+Nothing here runs in the server except in tests. `server.payload` reads the modules named in `MANIFEST`,
+sends their sources to the kernel in one silent request, and installs them there as submodules of a
+private package in `sys.modules` (never the user namespace), in `MANIFEST` order, so that the relative
+imports between them work as they do here. At import only the standard library is loaded; numpy,
+pandas, torch, tensorflow, keras, sklearn, scipy, PIL and matplotlib are looked up in `sys.modules` and
+never imported. The code must run on the oldest Python a kernel may have (`OLDEST_PYTHON`), which can be
+older than the server's. The result of each entry point: docs/architecture.md.
+"""
 
 from __future__ import annotations
 
 # The oldest Python a kernel may run for the payload to work (ruff and a test check it).
 OLDEST_PYTHON = (3, 9)
 
-# Modules sent to the kernel, in the order they are executed there: each after the modules it imports.
+# Modules sent to the kernel, in the order they are executed there: each after the modules it imports
+# (a package's `__init__` after its modules). tests/probe/test_manifest.py holds it against the tree.
 MANIFEST = (
+    # what both families use
     "envelope",
-    "safe",
     "cell",
-    "sandbox",
-    "overlay",
-    "inherited",
-    "supervisor",
-    "hooks",
-    "quick",
-    "tfwork",
-    "execute",
-    "child",
-    "trial",
-    "scan",
-    "calls",
-    "imports",
-    "styles",
-    "docs",
-    "libraries",
-    "summarize/objects",
-    "summarize/core",
-    "summarize/builtins",
-    "summarize/numpy",
-    "summarize/pandas",
-    "summarize/torch",
-    "summarize/keras",
-    "summarize/sklearn",
-    "summarize/others",
-    "summarize/__init__",
-    "refs",
-    "lineage",
-    "run",
+    # the trial: its sandbox, the trial process's side, then the kernel's side and the entry points
+    "trial/sandbox/seccomp",
+    "trial/sandbox/confine",
+    "trial/sandbox/overlay",
+    "trial/sandbox/inherited",
+    "trial/sandbox/supervisor",
+    "trial/sandbox/hooks",
+    "trial/sandbox/__init__",
+    "trial/outcome",
+    "trial/quick",
+    "trial/tfwork",
+    "trial/execute",
+    "trial/child",
+    "trial/stuck",
+    "trial/watch",
+    "trial/fork",
+    "trial/control",
+    "trial/__init__",
+    # the probe: reading objects safely, reading the cell, the summarizers, then the entry point
+    "probe/safe",
+    "probe/facts",
+    "probe/access",
+    "probe/signatures",
+    "probe/scan",
+    "probe/calls",
+    "probe/imports",
+    "probe/styles",
+    "probe/docs",
+    "probe/libraries",
+    "probe/summarize/objects",
+    "probe/summarize/core",
+    "probe/summarize/builtins",
+    "probe/summarize/numpy",
+    "probe/summarize/pandas",
+    "probe/summarize/torch",
+    "probe/summarize/keras",
+    "probe/summarize/sklearn",
+    "probe/summarize/others",
+    "probe/summarize/__init__",
+    "probe/refs",
+    "probe/lineage",
+    "probe/describe",
+    "probe/__init__",
 )

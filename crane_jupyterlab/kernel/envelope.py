@@ -100,8 +100,8 @@ def install(root: types.ModuleType, envelope: types.ModuleType, sources: list[So
 
 
 def invoke(target: str, *args: Any) -> JSONResult:
-    """Call `target` ("module.function", e.g. "run.run") of the payload; failures come back as an error
-    object, never as an exception in the kernel."""
+    """Call `target` ("module.function", e.g. "probe.run", "trial.start") of the payload; failures come
+    back as an error object, never as an exception in the kernel."""
     if _root is None:
         return JSONResult({ERROR_KEY: _install_error or "payload not installed"})
     module_name, _, function = target.rpartition(".")

@@ -129,7 +129,7 @@ async def extract(
     """
     if not isinstance(source, str):
         raise TypeError(f"source must be str, not {type(source).__name__}")
-    return await invoke(kc, "run.run", f"{source!r}, {_options_literal(options)}", timeout)
+    return await invoke(kc, "probe.run", f"{source!r}, {_options_literal(options)}", timeout)
 
 
 async def invoke(kc: AsyncKernelClient, target: str, arguments: str, timeout: float = 10.0) -> dict[str, Any]:

@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -25,9 +24,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..kernel import sandbox
 from ..kernel.cell import python_source
-from ..kernel.trial import SETUP_ALLOWANCE_S
+from ..kernel.trial.control import SETUP_ALLOWANCE_S
 from ..models import TrialOutcome
 from . import payload
 from .errors import KernelBusy, KernelNotFound
@@ -160,12 +158,22 @@ class Platform:
     reason: str | None  # why not, in words a user can act on
 
 
+# Run in a fresh interpreter of the server's Python: the probe forks, which the server itself never does.
+_PLATFORM_PROBE = "\n".join(
+    [
+        "import json",
+        "from crane_jupyterlab.kernel.trial.sandbox import confine",
+        "print(json.dumps(confine.probe()))",
+    ]
+)
+
+
 @cache
 def platform_sandbox() -> Platform:
     """The OS sandbox of this machine, probed once in a separate process (never by forking the server)."""
     try:
         done = subprocess.run(
-            [sys.executable, "-I", os.path.abspath(sandbox.__file__), "--probe"],
+            [sys.executable, "-I", "-c", _PLATFORM_PROBE],
             capture_output=True,
             text=True,
             timeout=30,

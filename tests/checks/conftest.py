@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from crane_jupyterlab.checks import check
-from crane_jupyterlab.kernel import run
+from crane_jupyterlab.kernel import probe
 from crane_jupyterlab.models import Finding
 
 Checker = Callable[[str, dict[str, Any]], list[str]]
@@ -16,7 +16,7 @@ Checker = Callable[[str, dict[str, Any]], list[str]]
 
 def findings_for(source: str, ns: dict[str, Any]) -> list[Finding]:
     """The findings of `source` against namespace `ns`, with the facts the probe reads from it."""
-    return check(source, run.run(source, {}, namespace=ns))
+    return check(source, probe.run(source, {}, namespace=ns))
 
 
 @pytest.fixture

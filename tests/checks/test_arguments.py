@@ -13,7 +13,7 @@ import pytest
 
 from crane_jupyterlab import runtime_text
 from crane_jupyterlab.checks import check
-from crane_jupyterlab.kernel import run as probe
+from crane_jupyterlab.kernel import probe
 
 pd = pytest.importorskip("pandas")
 

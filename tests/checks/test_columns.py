@@ -8,7 +8,7 @@ import pytest
 from support import Checker
 
 from crane_jupyterlab.checks import check
-from crane_jupyterlab.kernel import run as probe
+from crane_jupyterlab.kernel import probe
 
 pd = pytest.importorskip("pandas")
 np = pytest.importorskip("numpy")

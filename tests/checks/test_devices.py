@@ -23,7 +23,7 @@ from crane_jupyterlab.checks.cell import parse_cell
 from crane_jupyterlab.checks.core import cell_context
 from crane_jupyterlab.checks.rules import devices
 from crane_jupyterlab.checks.view import from_probe
-from crane_jupyterlab.kernel import run as probe
+from crane_jupyterlab.kernel import probe
 
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
@@ -563,7 +563,7 @@ def test_sklearn_with_array_api_dispatch_is_not_judged(
 ) -> None:
     """With array API dispatch on, scikit-learn takes tensors as they are (it needs array-api-compat and
     SCIPY_ARRAY_API=1 to switch on, so the probe's fact is set here)."""
-    from crane_jupyterlab.kernel import libraries
+    from crane_jupyterlab.kernel.probe import libraries
 
     ns = world("meta")
     assert [f.rule for f in found("acc = accuracy_score(y6, g)", ns)] == [devices.RULE_NUMPY]

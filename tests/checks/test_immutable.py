@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from crane_jupyterlab.checks import check
-from crane_jupyterlab.kernel import run
+from crane_jupyterlab.kernel import probe
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def _real(source: str, ns: dict[str, Any]) -> str:
 
 
 def _claims(source: str, ns: dict[str, Any]) -> list[str]:
-    findings = check(source, run.run(source, {}, namespace=dict(ns)))
+    findings = check(source, probe.run(source, {}, namespace=dict(ns)))
     return [f.message for f in findings if f.rule == "immutable-index"]
 
 

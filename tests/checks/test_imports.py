@@ -14,8 +14,8 @@ import pytest
 from conftest import findings_for
 from support import Checker
 
-from crane_jupyterlab.kernel import run
-from crane_jupyterlab.kernel.imports import import_facts
+from crane_jupyterlab.kernel import probe
+from crane_jupyterlab.kernel.probe.imports import import_facts
 
 MISSING = "crane_no_such_module_7f3a"
 
@@ -132,7 +132,7 @@ def test_a_module_an_earlier_cell_put_on_sys_path_is_found_and_not_run(scratch: 
     assert states == [("crane_scratch_mod", "found"), ("crane_scratch_ns.inner", "found"),
                       ("crane_scratch_mod", "found")]  # fmt: skip
     assert str(scratch) not in sys.path_importer_cache  # the lookup cached no finder
-    assert run.run(source, {}, namespace={})["imports"][0]["state"] == "found"
+    assert probe.run(source, {}, namespace={})["imports"][0]["state"] == "found"
     assert "crane_scratch_mod" not in sys.modules and not hasattr(sys, "crane_scratch_ran")
     assert findings_for(source, {}) == []
 

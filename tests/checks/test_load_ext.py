@@ -1,5 +1,5 @@
 """`%load_ext x` imports x (IPython's extension manager): a missing x is a certain ModuleNotFoundError
-(checks/rules/imports.py, kernel/imports.py), except IPython's own fallbacks (autoreload, storemagic).
+(checks/rules/imports.py, kernel/probe/imports.py), except IPython's own fallbacks (autoreload, storemagic).
 Each cell is transformed and run by a real IPython shell in a fresh interpreter, and the claims compared."""
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ RUN = """
 import json, sys
 from IPython.core.interactiveshell import InteractiveShell
 from crane_jupyterlab.checks import check
-from crane_jupyterlab.kernel import run
+from crane_jupyterlab.kernel import probe
 shell = InteractiveShell.instance()
 out = []
 for cell in json.loads(sys.argv[1]):
     python = shell.transform_cell(cell)
-    claims = [f.message for f in check(python, run.run(python, {}, namespace={}))]
+    claims = [f.message for f in check(python, probe.run(python, {}, namespace={}))]
     result = shell.run_cell(cell, silent=True)
     error = result.error_in_exec or result.error_before_exec
     out.append({"claims": claims, "real": f"{type(error).__name__}: {error}" if error else "ran"})

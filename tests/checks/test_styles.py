@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from crane_jupyterlab.checks import check
-from crane_jupyterlab.kernel import run
+from crane_jupyterlab.kernel import probe
 from crane_jupyterlab.models import Finding
 
 
 def findings_for(source: str, ns: dict[str, Any]) -> list[Finding]:
-    return check(source, run.run(source, {}, namespace=ns))
+    return check(source, probe.run(source, {}, namespace=ns))
 
 
 @pytest.fixture
@@ -106,10 +106,10 @@ FRESH = """
 import json, sys
 sys.path[:0] = json.loads(sys.argv[2])
 from crane_jupyterlab.checks import check
-from crane_jupyterlab.kernel import run
+from crane_jupyterlab.kernel import probe
 source = sys.argv[1]
-findings = check(source, run.run(source, {}, namespace={}))
-from crane_jupyterlab.kernel import styles
+findings = check(source, probe.run(source, {}, namespace={}))
+from crane_jupyterlab.kernel.probe import styles
 disk = styles._library_on_disk()
 loaded = "matplotlib" in sys.modules
 outcome = "ran"
@@ -179,7 +179,7 @@ def test_a_matplotlib_the_import_system_would_not_load_from_its_package_is_not_j
     shadow = tmp_path / "shadow"
     shadow.mkdir()
     (shadow / "matplotlib.py").write_text("raise ImportError('shadowed')\n")
-    from crane_jupyterlab.kernel import imports
+    from crane_jupyterlab.kernel.probe import imports
 
     found = imports._package_on_path("matplotlib", [str(shadow)])
     assert found is None
@@ -190,8 +190,8 @@ def test_a_matplotlib_the_import_system_would_not_load_from_its_package_is_not_j
 
 PROBE_ONLY = (
     "import json, sys\nsys.path[:0] = json.loads(sys.argv[2])\n"
-    "from crane_jupyterlab.checks import check\nfrom crane_jupyterlab.kernel import run\n"
-    "print(json.dumps([f.message for f in check(sys.argv[1], run.run(sys.argv[1], {}, namespace={}))]))"
+    "from crane_jupyterlab.checks import check\nfrom crane_jupyterlab.kernel import probe\n"
+    "print(json.dumps([f.message for f in check(sys.argv[1], probe.run(sys.argv[1], {}, namespace={}))]))"
 )
 
 
@@ -200,7 +200,7 @@ def _fresh_probe_only(source: str, tmp_path: Path, path: list[str]) -> Any:
 
 
 def test_package_dir_follows_the_file_finders_order(tmp_path: Path) -> None:
-    from crane_jupyterlab.kernel import imports
+    from crane_jupyterlab.kernel.probe import imports
 
     portion, package, module = (tmp_path / n for n in ("portion", "package", "module"))
     (portion / "pkgx").mkdir(parents=True)  # a namespace portion: the search goes on

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from crane_jupyterlab.checks import check
-from crane_jupyterlab.kernel import run
+from crane_jupyterlab.kernel import probe
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ FINE = [
 def test_claims_name_the_real_error(source: str, ns: dict[str, Any]) -> None:
     if "t" in source.split() and "t" not in ns:
         pytest.skip("torch is not installed")
-    findings = check(source, run.run(source, {}, namespace=dict(ns)))
+    findings = check(source, probe.run(source, {}, namespace=dict(ns)))
     real, line = _outcome(source, ns)
     assert [f.rule for f in findings] == ["ambiguous-truth-value"], (findings, real)
     assert findings[0].message.split(":", 1)[0] == real
@@ -102,7 +102,9 @@ def test_claims_name_the_real_error(source: str, ns: dict[str, Any]) -> None:
 @pytest.mark.parametrize("source", FINE)
 def test_no_claim_where_it_runs_or_is_not_certain(source: str, ns: dict[str, Any]) -> None:
     findings = [
-        f for f in check(source, run.run(source, {}, namespace=dict(ns))) if f.rule == "ambiguous-truth-value"
+        f
+        for f in check(source, probe.run(source, {}, namespace=dict(ns)))
+        if f.rule == "ambiguous-truth-value"
     ]
     assert findings == []
     real, _ = _outcome(source, ns)
@@ -112,6 +114,6 @@ def test_no_claim_where_it_runs_or_is_not_certain(source: str, ns: dict[str, Any
 
 
 def test_the_hint_says_what_to_write(ns: dict[str, Any]) -> None:
-    (finding,) = check("(x > 4) and (x < 8)", run.run("(x > 4) and (x < 8)", {}, namespace=dict(ns)))
+    (finding,) = check("(x > 4) and (x < 8)", probe.run("(x > 4) and (x < 8)", {}, namespace=dict(ns)))
     assert "use `&`/`|` with parentheses" in finding.message
     assert finding.evidence[0] == "x > 4 is an element-wise comparison"

@@ -310,7 +310,7 @@ def _worker(in_path: str, out_path: str) -> None:
     import warnings
 
     warnings.simplefilter("ignore")
-    from crane_jupyterlab.kernel import run
+    from crane_jupyterlab.kernel.probe import describe as run
 
     results: dict[str, Any] = {}
     for raw in json.loads(Path(in_path).read_text()):

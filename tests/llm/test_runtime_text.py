@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from crane_jupyterlab.kernel import run as probe
+from crane_jupyterlab.kernel import probe
 from crane_jupyterlab.runtime_text import render
 
 

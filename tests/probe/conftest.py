@@ -20,7 +20,7 @@ def payload_script(body: str) -> str:
     return (
         f"import sys\n_env = {current.install_prefix}\n"
         f"assert sys.modules.get({current.key + '.envelope'!r}) is _env, 'payload did not install'\n"
-        f"run = sys.modules[{current.key + '.run'!r}].run\n{body}"
+        f"run = sys.modules[{current.key + '.probe'!r}].run\n{body}"
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from crane_jupyterlab.kernel import run as probe
+from crane_jupyterlab.kernel import probe
 
 
 def run(source: str, ns: dict[str, Any], **options: Any) -> dict[str, Any]:

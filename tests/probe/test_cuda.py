@@ -37,7 +37,7 @@ def fresh(body: str) -> Any:
 
 FORK = """
 import torch
-from crane_jupyterlab.kernel import run as probe
+from crane_jupyterlab.kernel import probe
 ns = {"torch": torch, "x": torch.zeros(3)}
 before = torch.cuda.is_initialized()
 if CONTROL:
@@ -81,7 +81,7 @@ def test_a_probe_call_after_the_users_cuda_work_allocates_nothing() -> None:
     out = fresh(
         """
 import torch
-from crane_jupyterlab.kernel import run as probe
+from crane_jupyterlab.kernel import probe
 x = torch.randn(2000, 300, device="cuda")
 m = torch.nn.Sequential(torch.nn.Linear(300, 10)).cuda()
 torch.cuda.synchronize()
@@ -102,7 +102,7 @@ def _facts(result: dict[str, Any], expr: str) -> dict[str, Any]:
 def test_cuda_tensor_facts_and_values() -> None:
     import torch
 
-    from crane_jupyterlab.kernel import run as probe
+    from crane_jupyterlab.kernel import probe
 
     x = torch.randn(1000, 100, device="cuda")
     b = (torch.arange(24, device="cuda", dtype=torch.float32) - 7).to(torch.bfloat16)
@@ -128,7 +128,7 @@ def test_cuda_tensor_facts_and_values() -> None:
 def test_a_busy_gpu_is_not_waited_for() -> None:
     import torch
 
-    from crane_jupyterlab.kernel import run as probe
+    from crane_jupyterlab.kernel import probe
 
     x = torch.randn(100, device="cuda")
     a = torch.randn(8192, 8192, device="cuda")
@@ -148,7 +148,7 @@ def test_after_a_device_side_assert_every_entry_keeps_its_structure_on_one_line(
         """
 import torch
 from crane_jupyterlab import runtime_text
-from crane_jupyterlab.kernel import run as probe
+from crane_jupyterlab.kernel import probe
 x = torch.randn(64, 8, device="cuda")
 model = torch.nn.Sequential(torch.nn.Linear(8, 3)).cuda()
 try:
@@ -175,10 +175,10 @@ print(json.dumps({"err": err, "facts": facts, "text": text, "errors": [e["error"
 def test_a_spent_budget_keeps_shape_dtype_and_device_of_cuda_objects(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
-    from crane_jupyterlab.kernel import run as probe
-    from crane_jupyterlab.kernel import safe
+    from crane_jupyterlab.kernel import probe
+    from crane_jupyterlab.kernel.probe import facts
 
-    monkeypatch.setattr(safe._Ctx, "over", lambda self: True)
+    monkeypatch.setattr(facts._Ctx, "over", lambda self: True)
     ns = {"x": torch.randn(32, 4, device="cuda").half(), "model": torch.nn.Linear(4, 2).cuda()}
     r = probe.run("model(x)", {}, ns)
     fx, fm = _facts(r, "x"), _facts(r, "model")

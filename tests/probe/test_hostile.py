@@ -20,7 +20,7 @@ from unittest import mock
 
 import pytest
 
-from crane_jupyterlab.kernel import run as probe
+from crane_jupyterlab.kernel import probe
 
 RAN: list[str] = []
 
@@ -606,7 +606,7 @@ def test_base_exceptions_inside_the_probe_become_an_error_not_an_escape(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """If a probe step itself raised a BaseException, run() still returns a result naming it."""
-    from crane_jupyterlab.kernel import scan
+    from crane_jupyterlab.kernel.probe import scan
 
     for exc in EXCEPTIONS:
 

@@ -217,7 +217,7 @@ async def test_upgraded_probe_replaces_the_old_one(kc: AsyncKernelClient, probe_
     )
     await client.extract(kc, "x")
     old = await printed(kc, listing)
-    with (probe_copy / "summarize" / "pandas.py").open("a") as fh:
+    with (probe_copy / "probe" / "summarize" / "pandas.py").open("a") as fh:
         fh.write("\n# a new payload version\n")
     await client.extract(kc, "x")
     new = await printed(kc, listing)
@@ -231,7 +231,7 @@ async def test_upgraded_probe_replaces_the_old_one(kc: AsyncKernelClient, probe_
 async def test_broken_probe_is_a_probe_error(kc: AsyncKernelClient, probe_copy: Path) -> None:
     with contextlib.suppress(CellFailed):
         await run_cell(kc, "raise KeyError('the user error')")
-    broken = probe_copy / "summarize" / "torch.py"
+    broken = probe_copy / "probe" / "summarize" / "torch.py"
     source = broken.read_text()
     broken.write_text(source + "\nraise RuntimeError('broken probe')\n")
     with pytest.raises(client.ProbeError, match="broken probe"):

@@ -13,10 +13,11 @@ import pytest
 from probe_results import child, entry, facts, run
 
 from crane_jupyterlab import runtime_text
-from crane_jupyterlab.kernel import libraries, safe
-from crane_jupyterlab.kernel import run as probe
-from crane_jupyterlab.kernel.summarize import core
-from crane_jupyterlab.kernel.summarize import numpy as np_summary
+from crane_jupyterlab.kernel import probe
+from crane_jupyterlab.kernel.probe import facts as fact_module
+from crane_jupyterlab.kernel.probe import libraries
+from crane_jupyterlab.kernel.probe.summarize import core
+from crane_jupyterlab.kernel.probe.summarize import numpy as np_summary
 
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
@@ -80,7 +81,7 @@ def test_sample_plan_is_stratified_and_reproducible() -> None:
     assert runs == again[0] and (spread == again[1]).all()
     stride = 10_000_000 / np_summary.RUNS
     assert all(int(i * stride) <= lo < (i + 1) * stride for i, (lo, _) in enumerate(runs))
-    assert sum(hi - lo for lo, hi in runs) + spread.size <= safe.ARRAY_SAMPLE
+    assert sum(hi - lo for lo, hi in runs) + spread.size <= fact_module.ARRAY_SAMPLE
 
 
 def test_sampling_leaves_the_global_random_state_alone() -> None:
@@ -93,7 +94,7 @@ def test_sampling_leaves_the_global_random_state_alone() -> None:
 
 def test_spent_budget_keeps_shape_dtype_device_and_layers(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the budget gone from the start, every tensor and module still says what it is and where."""
-    monkeypatch.setattr(safe._Ctx, "over", lambda self: True)
+    monkeypatch.setattr(fact_module._Ctx, "over", lambda self: True)
     ns: dict[str, Any] = {
         "x": torch.randn(16, 10),
         "h": torch.empty(4, 7, device="meta", dtype=torch.bfloat16),

@@ -15,14 +15,15 @@ import pytest
 from jupyter_client.asynchronous.client import AsyncKernelClient
 
 from crane_jupyterlab.bench.kernels import run_cell
-from crane_jupyterlab.kernel import sandbox, trial
+from crane_jupyterlab.kernel.trial import control as trial
+from crane_jupyterlab.kernel.trial.sandbox import confine
 from crane_jupyterlab.server import payload
 
 
 @functools.cache
 def os_sandbox() -> dict[str, Any]:
-    """What this platform's OS sandbox offers (sandbox.probe, in a throwaway child)."""
-    return sandbox.probe()
+    """What this platform's OS sandbox offers (confine.probe, in a throwaway child)."""
+    return confine.probe()
 
 
 def run_here(source: str, namespace: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from crane_jupyterlab.kernel import overlay
+from crane_jupyterlab.kernel.trial.sandbox import overlay
 
 
 @pytest.fixture
@@ -66,14 +66,14 @@ def _in_own_namespace(work: Path, job: Any) -> Any:
     import json
     import os
 
-    from crane_jupyterlab.kernel import sandbox
+    from crane_jupyterlab.kernel.trial.sandbox import confine
 
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the forked helper
         try:
-            sandbox.enter_namespaces()
-            if sandbox.libc().lib.mount(b"tmpfs", str(work / "sub").encode(), b"tmpfs", 0, b"size=1m"):
+            confine.enter_namespaces()
+            if confine.libc().lib.mount(b"tmpfs", str(work / "sub").encode(), b"tmpfs", 0, b"size=1m"):
                 raise OSError("could not mount a tmpfs")
             (work / "sub" / "f").write_text("on the submount")
             os.chdir(work / "inner")
@@ -144,7 +144,7 @@ def test_an_unprivileged_user_gets_the_private_copy_too(
     import shutil
     import tempfile
 
-    from crane_jupyterlab.kernel import sandbox
+    from crane_jupyterlab.kernel.trial.sandbox import confine
 
     if os.geteuid() != 0:
         pytest.skip("needs root to become another user; as a user, every other test here is this one")
@@ -164,7 +164,7 @@ def test_an_unprivileged_user_gets_the_private_copy_too(
                 os.setgroups([])
                 os.setgid(65534)
                 os.setuid(65534)
-                sandbox.libc().prctl(4, 1)  # PR_SET_DUMPABLE, which setuid cleared, as a user's process has
+                confine.libc().prctl(4, 1)  # PR_SET_DUMPABLE, which setuid cleared, as a user's process has
                 os.environ["HOME"] = str(home)
                 os.chdir(work)
                 cell = (

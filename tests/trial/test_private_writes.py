@@ -35,9 +35,9 @@ def cow(os_layer: dict[str, Any]) -> None:
 
 @pytest.fixture(scope="module")
 def os_layer() -> dict[str, Any]:  # module-scoped twin of conftest's, for the module-scoped kernel
-    from crane_jupyterlab.kernel import sandbox
+    from crane_jupyterlab.kernel.trial.sandbox import confine
 
-    found = sandbox.probe()
+    found = confine.probe()
     if not found.get("available"):
         pytest.skip(f"no OS sandbox here: {found.get('reason')}")
     return found

@@ -1,4 +1,4 @@
-"""Quick trials (kernel/quick.py): long loops cut after their first iterations in the forked child, and
+"""Quick trials (kernel/trial/quick.py): long loops cut after their first iterations in the forked child, and
 how a crash relates to the cut; a full trial that runs out of time says how far it got."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from crane_jupyterlab.kernel import quick
+from crane_jupyterlab.kernel.trial import quick
 
 pytestmark = pytest.mark.usefixtures("os_layer")
 

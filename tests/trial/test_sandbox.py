@@ -15,32 +15,33 @@ from typing import Any
 
 import pytest
 
-from crane_jupyterlab.kernel import sandbox, supervisor, trial
-from crane_jupyterlab.kernel.hooks import Guard, Refused
+from crane_jupyterlab.kernel.trial import control as trial
+from crane_jupyterlab.kernel.trial.sandbox import confine, seccomp, supervisor
+from crane_jupyterlab.kernel.trial.sandbox.hooks import Guard, Refused
 
 
-@pytest.mark.parametrize("machine", sorted(sandbox.ARCHES))
+@pytest.mark.parametrize("machine", sorted(seccomp.ARCHES))
 def test_filter_program_assembles_for_every_supported_machine(machine: str) -> None:
-    audit_arch, numbers = sandbox.ARCHES[machine]
-    program = sandbox.filter_program(audit_arch, numbers, pid=4242)
+    audit_arch, numbers = seccomp.ARCHES[machine]
+    program = seccomp.filter_program(audit_arch, numbers, pid=4242)
     assert len(program) % 8 == 0 and len(program) // 8 < 4096  # the kernel's limit
     instructions = [struct.unpack_from("<HBBI", program, i) for i in range(0, len(program), 8)]
     # It checks the architecture first, and every path ends in a return.
     assert instructions[0] == (0x20, 0, 0, 4)
     assert instructions[-1][0] == 0x06
     returns = {k for code, _, _, k in instructions if code == 0x06}
-    assert sandbox.SECCOMP_RET_USER_NOTIF in returns and sandbox.SECCOMP_RET_ALLOW in returns
+    assert seccomp.SECCOMP_RET_USER_NOTIF in returns and seccomp.SECCOMP_RET_ALLOW in returns
     # The child's own pid is what signal calls are compared with.
     assert any(k == 4242 for code, _, _, k in instructions if code == 0x15)
 
 
 def test_every_recorded_call_has_a_number_on_x86_64() -> None:
-    numbers = sandbox.ARCHES["x86_64"][1]
-    assert not [name for name in sandbox._ALWAYS_NOTIFIED if name not in numbers]
+    numbers = seccomp.ARCHES["x86_64"][1]
+    assert not [name for name in seccomp._ALWAYS_NOTIFIED if name not in numbers]
 
 
 def test_a_jump_out_of_range_is_refused_when_assembling() -> None:
-    asm = sandbox._Asm()
+    asm = seccomp._Asm()
     asm.op(0x15, 1, "far", 0)
     for _ in range(300):
         asm.ret(0)
@@ -214,7 +215,7 @@ def test_cuda_detection_leaves_torch_uninitialised() -> None:
 
 CUDA_SCRIPT = """
 import json, torch
-from crane_jupyterlab.kernel import trial
+from crane_jupyterlab.kernel.trial import control as trial
 torch.zeros(1, device="cuda")
 print(json.dumps({"detected": trial.cuda_in_use(), "outcome": trial.start("x = 1", {}, {})["outcome"]}))
 """
@@ -235,7 +236,7 @@ def test_a_real_cuda_context_is_detected() -> None:  # pragma: no cover - GPU ma
 
 
 def test_probe_reports_each_layer() -> None:
-    found = sandbox.probe()
+    found = confine.probe()
     assert {"platform", "available", "sandbox", "reason"} <= set(found)
     if found["available"]:
         assert found["sandbox"].startswith("seccomp") and found["reason"] is None

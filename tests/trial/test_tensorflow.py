@@ -15,7 +15,7 @@ import pytest_asyncio
 from jupyter_client.asynchronous.client import AsyncKernelClient
 
 from crane_jupyterlab.bench.kernels import fresh_kernel, run_cell
-from crane_jupyterlab.kernel import tfwork
+from crane_jupyterlab.kernel.trial import tfwork
 
 pytestmark = [
     pytest.mark.integration,

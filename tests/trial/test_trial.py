@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
-from crane_jupyterlab.kernel import child, sandbox, trial
+from crane_jupyterlab.kernel.trial import child
+from crane_jupyterlab.kernel.trial import control as trial
+from crane_jupyterlab.kernel.trial.sandbox import confine, seccomp
 
 pytestmark = pytest.mark.usefixtures("os_layer")
 
@@ -114,7 +116,7 @@ def test_semaphores_and_shared_memory_are_private_to_the_trial(
 ) -> None:
     if not os_layer.get("private_shm"):
         pytest.skip("no mount namespace here: /dev/shm stays the machine's, and writing to it is refused")
-    before = sorted(os.listdir(sandbox.SHM))
+    before = sorted(os.listdir(confine.SHM))
     cell = (
         "import multiprocessing\n"
         "lock = multiprocessing.Semaphore()\n"  # what joblib's import does, to see if it can
@@ -124,7 +126,7 @@ def test_semaphores_and_shared_memory_are_private_to_the_trial(
     outcome = kit.run_here(cell)
     assert outcome["status"] == "finished", outcome
     assert "private-shm" in outcome["sandbox"]
-    assert sorted(os.listdir(sandbox.SHM)) == before
+    assert sorted(os.listdir(confine.SHM)) == before
 
 
 def test_a_refusal_the_cell_copes_with_still_blocks(kit: SimpleNamespace, tmp_path: Path) -> None:
@@ -271,7 +273,7 @@ def test_no_zombie_is_left(kit: SimpleNamespace) -> None:
 def test_without_an_os_sandbox_only_an_administrator_allows_a_trial(
     kit: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(sandbox, "arch", lambda: None)
+    monkeypatch.setattr(seccomp, "arch", lambda: None)
     refused = kit.run_here("x = 1")
     assert refused["status"] == "unavailable" and "trial_hooks_only" in refused["reason"]
     allowed = kit.run_here("x = 1", hooks_only=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ...kernel.scan import formula_names
+from ...kernel.probe.scan import formula_names
 from ...models import Finding
 from ..context import CellContext, has_star_args, kwarg, line_of
 from ..flow import Site

@@ -8,7 +8,7 @@
 
 Precondition (the import system's own): a name is importable when `sys.modules` holds it or a finder
 on `sys.meta_path` finds it (on `sys.path` for a top-level name, on the loaded parent's `__path__` for
-a submodule). The probe (kernel/imports.py) answers from the kernel as it is, never importing, and says
+a submodule). The probe (kernel/probe/imports.py) answers from the kernel as it is, never importing, and says
 `unknown` whenever a finder or path hook it cannot read without running its code is involved, or when
 the answer depends on package code that has not run yet (a submodule of a package not loaded).
 
@@ -26,8 +26,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ...kernel.imports import load_ext_module
-from ...kernel.safe import TRUSTED_ROOTS
+from ...kernel.probe.imports import load_ext_module
+from ...kernel.probe.safe import TRUSTED_ROOTS
 from ...models import Finding
 from ..context import CellContext
 from ..effects import PURE_BUILTINS

@@ -4,13 +4,13 @@ matplotlib 3.8; 3.6 renamed the seaborn styles to 'seaborn-v0_8-*' and 3.6-3.7 s
 Precondition, from `matplotlib.style.use`: each str of the specification (a str, or a list of them) is
 'default' (or the aliases 'mpl20'/'mpl15'), a key of `style.library`, a dotted package style `pkg.name`, or
 else loaded as a file path or URL by `rc_params_from_file`, which raises OSError when it cannot open it. The
-probe (kernel/styles.py) says, against the kernel's own matplotlib, whether the library has the name,
+probe (kernel/probe/styles.py) says, against the kernel's own matplotlib, whether the library has the name,
 whether that version maps it as a deprecated alias, and whether a file of that name exists in the kernel's
 working directory; where the cell itself imports matplotlib (not loaded yet), the library is read from the
-disk as matplotlib will build it (kernel/styles.py). A name with '.', a path separator, ':' or '~' is left
-alone (a package style, path or URL resolves outside what the probe sees). `style.context(name)` applies the
-style when its `with` block is entered, so only that form is claimed. dicts, Paths and names bound to values
-are never claimed.
+disk as matplotlib will build it (kernel/probe/styles.py). A name with '.', a path separator, ':' or '~'
+is left alone (a package style, path or URL resolves outside what the probe sees). `style.context(name)`
+applies the style when its `with` block is entered, so only that form is claimed. dicts, Paths and names
+bound to values are never claimed.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ...kernel.styles import style_entry_expr
+from ...kernel.probe.styles import style_entry_expr
 from ...models import Finding
 from ..context import CellContext, argument, has_star_args, line_of
 from ..site import Site

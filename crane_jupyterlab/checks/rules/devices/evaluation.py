@@ -8,7 +8,7 @@ import ast
 import builtins
 from dataclasses import replace
 
-from ....kernel.safe import TRUSTED_ROOTS
+from ....kernel.probe.safe import TRUSTED_ROOTS
 from ...context import kwarg
 from ...flow import DYNAMIC_BUILTINS, root_name
 from ...view import BUILTIN_VALUE_TYPES, type_root

@@ -1,0 +1,74 @@
+"""What both sides of a trial say about its outcome: times, the outcome of a trial that could not decide,
+the memory a trial process holds of its own, and the outcome of a process that ended without a report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+
+def ms(seconds: float) -> float:
+    return round(seconds * 1000.0, 2)
+
+
+def unavailable(reason: str) -> dict[str, Any]:
+    return {"status": "unavailable", "reason": reason}
+
+
+def private_kb(pid: int) -> int:
+    """The trial process's memory that is its own (not shared with the kernel): what the fork costs."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
+            text = fh.read()
+    except OSError:
+        return 0
+    total = 0
+    for line in text.split(b"\n"):
+        if line.startswith((b"Private_Clean:", b"Private_Dirty:", b"Private_Hugetlb:")):
+            with contextlib.suppress(IndexError, ValueError):
+                total += int(line.split()[1])
+    return total
+
+
+def listed(items: list[str]) -> str:
+    shown = "; ".join(items[:3])
+    return shown + (f" (and {len(items) - 3} more)" if len(items) > 3 else "")
+
+
+def died(status: int, ready: dict[str, Any]) -> dict[str, Any]:
+    """The outcome of a child that ended without reporting."""
+    import signal
+
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        name = signal_name(sig)
+        if sig == signal.SIGKILL:
+            return {
+                "status": "out_of_memory",
+                "reason": "the system killed the trial process (SIGKILL), most likely because memory ran out",
+            }
+        if sig in (signal.SIGSEGV, signal.SIGBUS) and ready.get("protected_mappings"):
+            return {
+                "status": "blocked",
+                "reason": "the cell wrote to memory shared with other processes (np.memmap, shared memory), "
+                "which the sandbox keeps read-only",
+            }
+        return unavailable(f"the trial process died of {name} (a library that is not safe to fork?)")
+    if os.WIFEXITED(status):
+        if not ready:
+            return unavailable(
+                f"the trial process exited with code {os.WEXITSTATUS(status)} before the cell ran"
+            )
+        return unavailable(f"the cell ended the process (exit code {os.WEXITSTATUS(status)})")
+    return unavailable("the trial process ended without a report")
+
+
+def signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

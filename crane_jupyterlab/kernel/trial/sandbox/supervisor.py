@@ -1,0 +1,419 @@
+"""The supervisor of a trial run's OS sandbox (Linux): it runs in the kernel, on the thread that reaps the
+child (`../watch.py`), and answers the seccomp user notifications of the filter `seccomp.py` installs in the
+child; and the rules of what the child may write, which the audit hooks (`hooks.py`) apply too.
+
+A refused call is answered with an errno and recorded in words a user can read; a write inside the scratch
+directory is let through where Landlock guards it; an operation that would fail anyway fails with its real
+error and is not a refusal. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import struct
+from typing import Any
+
+from .confine import libc
+from .inherited import holder_words
+from .seccomp import (
+    AF_INET,
+    AF_INET6,
+    AF_UNIX,
+    AT_FDCWD,
+    AT_REMOVEDIR,
+    FD_CALLS,
+    FS_CALLS,
+    NOTIF_ID_VALID,
+    NOTIF_RECV,
+    NOTIF_SEND,
+    REFUSED,
+    SECCOMP_USER_NOTIF_FLAG_CONTINUE,
+    arch,
+)
+
+# -- what the child may write -----------------------------------------------------------------------
+
+
+def resolve(path: str, base: str, tid: int | None = None) -> str:
+    """`path` (relative to `base`) as an absolute path with symlinks resolved; /proc/self and /dev/fd
+    name the child (`tid`) when resolved from outside it."""
+    full = os.path.normpath(os.path.join(base, path))
+    if tid is not None:
+        for alias, real in (("/proc/self/", f"/proc/{tid}/"), ("/proc/thread-self/", f"/proc/{tid}/")):
+            if full.startswith(alias):
+                full = real + full[len(alias) :]
+        if full.startswith("/dev/fd/"):
+            full = f"/proc/{tid}/fd/" + full[len("/dev/fd/") :]
+        std = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}.get(full)
+        if std is not None:
+            full = f"/proc/{tid}/fd/{std}"
+    return os.path.realpath(full)
+
+
+def inside(path: str, writable: str | list[str] | None) -> bool:
+    """Whether a resolved path may be written: beneath a writable directory (the scratch directory, a
+    private /dev/shm), or /dev/null."""
+    if path == os.devnull:
+        return True
+    for directory in [writable] if isinstance(writable, str) else writable or []:
+        if directory and (path == directory or path.startswith(directory.rstrip("/") + "/")):
+            return True
+    return False
+
+
+# What a refused file operation is called, and whether its target must exist ("old") or must not
+# ("new"): an operation that would fail anyway fails with its real error and is not a refusal.
+FS_WORDS = {
+    "write": ("write to", "old"),
+    "create": ("create", "new"),
+    "mkdir": ("create the directory", "new"),
+    "delete": ("delete", "old"),
+    "rmdir": ("delete the directory", "old"),
+    "rename": ("rename", "old"),
+    "link": ("create a link at", "new"),
+    "chmod": ("change the mode of", "old"),
+    "chown": ("change the owner of", "old"),
+    "utime": ("change the times of", "old"),
+    "xattr": ("change the attributes of", "old"),
+    "truncate": ("truncate", "old"),
+}
+
+
+def natural_error(op: str, path: str, *, exclusive: bool = False) -> int | None:
+    """The errno the operation would fail with anyway, so there is nothing to refuse; else None."""
+    exists = os.path.lexists(path)
+    if exclusive and exists:
+        return errno.EEXIST
+    need = FS_WORDS[op][1]
+    if need == "old" and not exists:
+        return errno.ENOENT
+    if need == "new":
+        if not os.path.isdir(os.path.dirname(path) or "/"):
+            return errno.ENOENT
+        if exists and op != "create":
+            return errno.EEXIST
+    return None
+
+
+def describe(op: str, path: str, other: str | None = None) -> str:
+    words = FS_WORDS[op][0]
+    return f"{words} '{path}' to '{other}'" if other else f"{words} '{path}'"
+
+
+# -- the supervisor (runs in the kernel, on the thread that reaps the child) --------------------------
+
+
+class Supervisor:
+    """Answers the child's seccomp notifications: lets writes into the scratch directory through (when
+    Landlock guards them), makes operations that would fail anyway fail with their real error, refuses
+    the rest and records what each refusal was."""
+
+    def __init__(
+        self,
+        listener: int,
+        pid: int,
+        writable: list[str],
+        landlock: bool,
+        memory: int = -1,
+        layers: list[str] | None = None,
+        watched: dict[int, dict[str, str]] | None = None,
+    ) -> None:
+        self.listener = listener
+        self.pid = pid
+        # The kernel's descriptors the child has neutralised (inherited.py): number -> what and how.
+        self.watched = dict(watched or {})
+        self.writable = writable
+        # Directories covered by the child's private copy-on-write layers (overlay.py): what the child
+        # changes there is invisible from here, so a path is resolved as the kernel's files have it.
+        self.layers = layers or []
+        self.landlock = landlock
+        self.refusals: list[str] = []
+        found = arch()
+        self.names = {nr: name for name, nr in (found[1] if found else {}).items()}
+        self.c = libc()
+        self._req = self.c.ctypes.create_string_buffer(80)  # struct seccomp_notif
+        self._resp = self.c.ctypes.create_string_buffer(24)  # struct seccomp_notif_resp
+        self.mem: int | None = memory if memory >= 0 else None
+        if self.mem is None:
+            try:
+                self.mem = os.open(f"/proc/{pid}/mem", os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                self.mem = None
+
+    def close(self) -> None:
+        for fd in (self.mem, self.listener):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.mem = None
+
+    def handle(self) -> bool:
+        """Answer one pending notification; False once the child is gone."""
+        ctypes = self.c.ctypes
+        ctypes.memset(self._req, 0, 80)
+        if self.c.lib.ioctl(self.listener, NOTIF_RECV, self._req) != 0:
+            return ctypes.get_errno() in (errno.EINTR, errno.ENOENT)  # interrupted / the caller died
+        notif_id, tid, _flags, nr, _arch, _ip = struct.unpack_from("<QIIiIQ", self._req.raw, 0)
+        args = struct.unpack_from("<6Q", self._req.raw, 32)
+        try:
+            verdict, reason = self.decide(self.names.get(nr, f"syscall {nr}"), args, tid)
+        except Exception as exc:  # never let a bad read open the sandbox: refuse
+            verdict, reason = errno.EPERM, f"an operation the sandbox could not read ({type(exc).__name__})"
+        if not self._valid(notif_id):
+            return True  # the calling thread died meanwhile: what we read may not be its memory
+        if reason and reason not in self.refusals:
+            self.refusals.append(reason)
+        if verdict == 0:
+            struct.pack_into("<QqiI", self._resp, 0, notif_id, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE)
+        else:
+            struct.pack_into("<QqiI", self._resp, 0, notif_id, 0, -verdict, 0)
+        self.c.lib.ioctl(self.listener, NOTIF_SEND, self._resp)
+        return True
+
+    def _valid(self, notif_id: int) -> bool:
+        value = self.c.ctypes.c_uint64(notif_id)
+        return bool(self.c.lib.ioctl(self.listener, NOTIF_ID_VALID, self.c.ctypes.byref(value)) == 0)
+
+    # -- reading the child --
+
+    def string(self, address: int, limit: int = 4096) -> str:
+        if self.mem is None or address == 0:
+            raise OSError(errno.EFAULT, "unreadable")
+        out = b""
+        while len(out) < limit:
+            chunk = os.pread(self.mem, 4096 - (address % 4096), address)
+            end = chunk.find(b"\0")
+            if end >= 0:
+                return os.fsdecode(out + chunk[:end])
+            out += chunk
+            address += len(chunk)
+        return os.fsdecode(out)
+
+    def memory(self, address: int, size: int) -> bytes:
+        if self.mem is None or address == 0:
+            raise OSError(errno.EFAULT, "unreadable")
+        return os.pread(self.mem, size, address)
+
+    def base(self, tid: int, dirfd: int) -> str:
+        dirfd = _signed(dirfd)
+        if dirfd == AT_FDCWD:
+            return os.readlink(f"/proc/{tid}/cwd")
+        return os.readlink(f"/proc/{tid}/fd/{dirfd}")
+
+    def path(self, tid: int, args: tuple[int, ...], dirfd_arg: int | None, path_arg: int) -> str:
+        base = self.base(tid, args[dirfd_arg]) if dirfd_arg is not None else os.readlink(f"/proc/{tid}/cwd")
+        raw = self.string(args[path_arg]) if args[path_arg] else ""
+        return resolve(raw, base, tid) if raw else resolve(base, "/", tid)
+
+    def fd_path(self, tid: int, fd: int) -> str:
+        return os.readlink(f"/proc/{tid}/fd/{_signed(fd)}")
+
+    def ours(self, pid: int) -> bool:
+        """Whether `pid` is a thread of the child."""
+        return pid > 0 and os.path.exists(f"/proc/{self.pid}/task/{pid}")
+
+    # -- the decision --
+
+    def decide(self, name: str, args: tuple[int, ...], tid: int) -> tuple[int, str | None]:
+        """(0 to let the call through or an errno, what was refused or None)."""
+        if name in FD_CALLS or name == "close_range":
+            return self.fd_call(name, args, tid)
+        if name in ("wait4", "waitid"):
+            return self.wait_call(name, args)
+        if name in FS_CALLS:
+            return self.file_call(name, args, tid)
+        kind = REFUSED.get(name)
+        if kind == "signal":
+            target = _signed(args[0])
+            if self.ours(abs(target)) or target == 0:  # a thread of the child; its own process group
+                return 0, None
+            if target > 0 and not os.path.exists(f"/proc/{target}"):
+                return errno.ESRCH, None
+            sig = _signed(args[2] if name in ("tgkill", "rt_tgsigqueueinfo") else args[1])
+            who = f"process group {-target}" if target < 0 else f"process {target}"
+            return errno.EPERM, f"send {_signal_name(sig)} to {who}"
+        if kind == "sched":
+            target = _signed(args[1] if name in ("setpriority", "ioprio_set") else args[0])
+            if self.ours(target):
+                return 0, None
+            return errno.EPERM, f"change the scheduling or limits of process {target}"
+        if name in ("execve", "execveat"):
+            program = self.string(args[1] if name == "execveat" else args[0])
+            return errno.EPERM, f"run the program '{program}'"
+        if name in ("connect", "bind"):
+            address = self.address(args[1], args[2])
+            if name == "connect" and address.startswith("/") and not os.path.exists(address):
+                return errno.ENOENT, None
+            return errno.EACCES, f"{'connect to' if name == 'connect' else 'bind a socket to'} {address}"
+        if name == "socket":
+            family = {AF_INET: "AF_INET", AF_INET6: "AF_INET6", AF_UNIX: "AF_UNIX datagram"}.get(
+                args[0] & 0xFFFFFFFF, f"family {args[0] & 0xFFFFFFFF}"
+            )
+            return errno.EACCES, f"open a network socket ({family})"
+        if kind:
+            return errno.EPERM, kind
+        return errno.EPERM, f"call {name}()"
+
+    def fd_call(self, name: str, args: tuple[int, ...], tid: int) -> tuple[int, str | None]:
+        """A call on a descriptor the child inherited from the kernel and neutralised: refused and
+        recorded as a use of what it led to; closing one is let through, and it is forgotten."""
+        if name == "close_range":
+            first, last = args[0] & 0xFFFFFFFF, args[1] & 0xFFFFFFFF
+            for fd in [fd for fd in self.watched if first <= fd <= last]:
+                del self.watched[fd]
+            return 0, None
+        positions, writes = FD_CALLS[name]
+        fds = [_signed(args[p]) for p in positions]
+        if name == "close" or (name in ("dup2", "dup3") and fds[0] not in self.watched):
+            self.watched.pop(fds[-1], None)  # closed, or replaced: its number may now be a new file's
+            return 0, None
+        hit = next((fd for fd in fds if fd in self.watched), None)
+        if hit is None:
+            return 0, None
+        entry = self.watched[hit]
+        if name == "fcntl" and _signed(args[1]) in _LOCKS:
+            kind = struct.unpack_from("<h", self.memory(args[2], 2))[0]
+            if kind == _F_UNLCK:  # releasing a lock (a connection being closed) changes nothing
+                return 0, None
+            writes = kind == _F_WRLCK
+        if name == "mmap":
+            writes = bool(args[2] & 2 and args[3] & 1)  # PROT_WRITE, MAP_SHARED
+        if entry.get("mode") == "write" and not writes:
+            return 0, None  # reading a file the kernel opened for writing works on the child's copy
+        # A lock refused with EACCES (or ENOLCK) reads as "held by another process": sqlite would wait.
+        code = errno.EIO if name in ("fcntl", "flock") else errno.EACCES
+        return code, f"use {holder_words(entry, os.getpid(), self.pid)}"
+
+    def wait_call(self, name: str, args: tuple[int, ...]) -> tuple[int, str | None]:
+        """The child starts no process: a wait names one the kernel started (or none)."""
+        if name == "waitid":
+            pid = _signed(args[1]) if args[0] & 0xFFFFFFFF == 1 else -1  # P_PID
+        else:
+            pid = _signed(args[0])
+        if pid > 0 and _parent_of(pid) == os.getpid():  # the supervisor runs in the kernel
+            return errno.ECHILD, f"wait for a process the kernel started (pid {pid})"
+        return errno.ECHILD, None
+
+    def address(self, pointer: int, size: int) -> str:
+        raw = self.memory(pointer, min(size, 128))
+        family = struct.unpack_from("<H", raw, 0)[0] if len(raw) >= 2 else -1
+        if family == AF_UNIX:
+            name = raw[2:]
+            if name[:1] == b"\0":
+                return "@" + os.fsdecode(name[1:].rstrip(b"\0"))
+            return os.fsdecode(name.split(b"\0", 1)[0])
+        if family == AF_INET and len(raw) >= 8:
+            port = struct.unpack_from(">H", raw, 2)[0]
+            return f"{'.'.join(str(b) for b in raw[4:8])}:{port}"
+        if family == AF_INET6 and len(raw) >= 24:
+            import ipaddress
+
+            port = struct.unpack_from(">H", raw, 2)[0]
+            return f"[{ipaddress.IPv6Address(raw[8:24])}]:{port}"
+        return f"an address of family {family}"
+
+    def file_call(self, name: str, args: tuple[int, ...], tid: int) -> tuple[int, str | None]:
+        op, paths, exclusive = self.file_targets(name, args, tid)
+        if self.landlock and all(inside(p, self.writable) for p in paths):
+            # Landlock checks it again, race-free; and a private /dev/shm is not what we see from here.
+            outward = self.outward_link(name, args, paths[0])
+            if outward:
+                return errno.EACCES, outward
+            return 0, None
+        first = paths[0]
+        natural = natural_error(op, first, exclusive=exclusive)
+        if natural is not None:
+            return natural, None
+        return errno.EACCES, describe(op, first, paths[1] if len(paths) > 1 else None)
+
+    def outward_link(self, name: str, args: tuple[int, ...], link: str) -> str | None:
+        """A symlink made in a private layer that points outside the writable directories: refused, since
+        this side cannot see it, and a write through it (which Landlock refuses) would pass here for a
+        write inside and reach the cell as a bare PermissionError, never recorded."""
+        if name not in ("symlink", "symlinkat") or not inside(link, self.layers):
+            return None
+        target = self.string(args[0])
+        resolved = resolve(target, os.path.dirname(link))
+        return None if inside(resolved, self.writable) else describe("link", link, resolved)
+
+    def file_targets(self, name: str, args: tuple[int, ...], tid: int) -> tuple[str, list[str], bool]:
+        """(operation, resolved paths, whether the call fails on an existing target) of a file call."""
+        if name in ("open", "openat", "creat"):
+            path = self.path(tid, args, 0, 1) if name == "openat" else self.path(tid, args, None, 0)
+            flags = os.O_CREAT | os.O_TRUNC if name == "creat" else args[2 if name == "openat" else 1]
+            if not os.path.lexists(path) and flags & os.O_CREAT:
+                return "create", [path], False
+            return "write", [path], bool(flags & os.O_CREAT and flags & os.O_EXCL)
+        if name in ("fchmod", "fchown", "fsetxattr", "fremovexattr"):
+            return _FD_CALLS[name], [self.fd_path(tid, args[0])], False
+        op, *pairs = _PATH_CALLS[name]
+        paths = [self.path(tid, args, dirfd, path) for dirfd, path in pairs]
+        if name == "unlinkat" and args[2] & AT_REMOVEDIR:
+            op = "rmdir"
+        return op, paths, op in ("mkdir", "create")
+
+
+# The file calls that name paths: (operation, (dirfd argument or None, path argument), ...).
+_PATH_CALLS: dict[str, tuple[Any, ...]] = {
+    "truncate": ("truncate", (None, 0)),
+    "rename": ("rename", (None, 0), (None, 1)),
+    "renameat": ("rename", (0, 1), (2, 3)),
+    "renameat2": ("rename", (0, 1), (2, 3)),
+    "mkdir": ("mkdir", (None, 0)),
+    "mkdirat": ("mkdir", (0, 1)),
+    "mknod": ("create", (None, 0)),
+    "mknodat": ("create", (0, 1)),
+    "rmdir": ("rmdir", (None, 0)),
+    "unlink": ("delete", (None, 0)),
+    "unlinkat": ("delete", (0, 1)),
+    "link": ("link", (None, 1)),
+    "linkat": ("link", (2, 3)),
+    "symlink": ("link", (None, 1)),
+    "symlinkat": ("link", (1, 2)),
+    "chmod": ("chmod", (None, 0)),
+    "fchmodat": ("chmod", (0, 1)),
+    "fchmodat2": ("chmod", (0, 1)),
+    "chown": ("chown", (None, 0)),
+    "lchown": ("chown", (None, 0)),
+    "fchownat": ("chown", (0, 1)),
+    "utime": ("utime", (None, 0)),
+    "utimes": ("utime", (None, 0)),
+    "futimesat": ("utime", (0, 1)),
+    "utimensat": ("utime", (0, 1)),
+    "setxattr": ("xattr", (None, 0)),
+    "lsetxattr": ("xattr", (None, 0)),
+    "removexattr": ("xattr", (None, 0)),
+    "lremovexattr": ("xattr", (None, 0)),
+    "setxattrat": ("xattr", (0, 1)),
+    "removexattrat": ("xattr", (0, 1)),
+    "file_setattr": ("xattr", (0, 1)),
+}
+_FD_CALLS = {"fchmod": "chmod", "fchown": "chown", "fsetxattr": "xattr", "fremovexattr": "xattr"}
+
+
+# fcntl's record locks: F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW; struct flock's l_type values.
+_LOCKS = (6, 7, 37, 38)
+_F_WRLCK, _F_UNLCK = 1, 2
+
+
+def _parent_of(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return int(fh.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def _signed(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

@@ -1,0 +1,269 @@
+"""The kernel's side of a running trial: a thread that answers the trial process's seccomp notifications
+(`sandbox/supervisor.py`), ends it at the time budget, at the memory cap or when it is deadlocked, reads its
+report, reaps it (no zombie), removes its scratch directory and keeps the outcome.
+
+The process reports JSON lines on a pipe: "ready" once its sandbox holds (the cell's budget starts then),
+"progress" (quick.py: how far its loops got), "done" with the outcome as it sees it. Any refused side effect
+makes a crash or an end `blocked`: the cell did not run as it will.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from .outcome import died, listed, ms, private_kb, unavailable
+from .sandbox import overlay
+from .sandbox.supervisor import Supervisor
+from .stuck import Stuck, activity
+
+# Seconds the trial process may take to enter the sandbox before the cell's budget starts.
+SETUP_ALLOWANCE_S = 3.0
+# How often the thread checks the process's memory (seconds).
+MEMORY_CHECK_S = 0.25
+
+
+class Trial:
+    """One trial: the process's pid, the pipes to it, and the thread that watches it (`watch`). A way of
+    starting the process (`fork.fork`) fills in `pid`, `forked`, `reader`, `control` and `memory`."""
+
+    def __init__(self, opts: dict[str, Any], scratch: str) -> None:
+        self.opts = opts
+        self.token = os.urandom(6).hex()
+        self.pid = 0
+        self.forked = 0.0
+        self.blocked_ms = 0.0
+        self.fork_ms = 0.0
+        self.fork_cpu_ms = 0.0
+        self.outcome: dict[str, Any] | None = None
+        self.stopped: str | None = None  # why we ended the child: "timeout", "memory", a reason
+        self.ready: dict[str, Any] = {}
+        self.supervisor: Supervisor | None = None
+        self.scratch = scratch  # the process's private temporary directory, removed at the end
+        self.reader = -1
+        self.control: Any = None
+        self.memory = -1  # /proc/<child>/mem, opened while the child still has the kernel's credentials
+        self.timeout_hint = ""
+        self.tensorflow = "tensorflow" in sys.modules
+        self.layer = -1  # the child's private copy-on-write layer (a tmpfs), sent by the child
+        self.layer_peak = 0  # bytes it held at most
+
+    def stop(self, why: str) -> None:
+        """End the child (the watching thread reports it); idempotent."""
+        if self.outcome is None and self.stopped is None:
+            self.stopped = why
+            _kill(self.pid)
+
+    def watch(self) -> None:
+        """The thread: answer the child's notifications, enforce the budget and the memory cap, collect
+        its report, reap it, clean up. Blocking calls release the GIL, so the kernel runs on."""
+        import select
+
+        data = b""
+        poller = select.poll()
+        poller.register(self.reader, select.POLLIN)
+        poller.register(self.control.fileno(), select.POLLIN)
+        listener = -1
+        deadline = self.forked + float(self.opts["budget_s"]) + SETUP_ALLOWANCE_S
+        next_check = self.forked + MEMORY_CHECK_S
+        stuck = Stuck(self.pid)
+        peak_kb = 0
+        open_reader = True
+        try:
+            while open_reader:
+                now = time.monotonic()
+                if now >= deadline and self.stopped is None:
+                    self.stopped = "timeout"
+                    self.timeout_hint = activity(self.pid, now - self.forked)
+                    _kill(self.pid)
+                if now >= next_check and self.stopped is None:
+                    next_check = now + MEMORY_CHECK_S
+                    private = private_kb(self.pid)
+                    peak_kb = max(peak_kb, private)
+                    # Files the cell wrote to its private copy live in memory too: they count.
+                    layer = overlay.used_bytes(self.layer) if self.layer >= 0 else 0
+                    self.layer_peak = max(self.layer_peak, layer)
+                    if private + layer // 1024 > int(self.opts["memory_mb"]) * 1024:
+                        self.stopped = "memory"
+                        _kill(self.pid)
+                    elif self.ready and stuck.deadlocked(now):
+                        self.stopped = "deadlock"
+                        _kill(self.pid)
+                wait = max(0.0, min(deadline, next_check) - now) if self.stopped is None else 0.5
+                for fd, event in poller.poll(wait * 1000):
+                    if fd == self.reader:
+                        chunk = os.read(self.reader, 65536)
+                        if not chunk:
+                            open_reader = False
+                        data += chunk
+                        if b"\n" in data and not self.ready:
+                            line = data.split(b"\n", 1)[0]
+                            self.ready = json.loads(line) if line.startswith(b"{") else {}
+                            if self.ready.get("phase") == "ready":
+                                deadline = time.monotonic() + float(self.opts["budget_s"])
+                    elif fd == listener:
+                        if event & select.POLLIN and self.supervisor is not None:
+                            self.supervisor.handle()
+                        if event & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+                            poller.unregister(listener)
+                            listener = -1
+                    else:
+                        listener = self._receive_listener(poller)
+            status = _reap(self.pid, time.monotonic() + 10.0)
+            self.outcome = self._outcome(data, status, peak_kb)
+        except Exception as exc:  # the thread must always leave an outcome and a reaped child
+            _kill(self.pid)
+            _reap(self.pid, time.monotonic() + 5.0)
+            self.outcome = unavailable(f"the trial's supervisor failed: {type(exc).__name__}: {exc}")
+        finally:
+            for fd in (self.reader, self.memory, self.layer):
+                _close(fd)
+            self.layer = -1
+            with contextlib.suppress(OSError):
+                self.control.close()
+            if self.supervisor is not None:
+                self.supervisor.close()
+            import shutil
+
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def _receive_listener(self, poller: Any) -> int:
+        import select
+        import socket
+
+        poller.unregister(self.control.fileno())
+        try:
+            message, fds, _, _ = socket.recv_fds(self.control, 1 << 16, 2)
+            # The grant names every watched descriptor: it may take more than one read (the child
+            # closes its end once it is sent).
+            self.control.settimeout(SETUP_ALLOWANCE_S)
+            while not message.endswith(b"}") or len(message) >= 1 << 16:
+                more = self.control.recv(1 << 16)
+                if not more:
+                    break
+                message += more
+            grant = json.loads(message)
+        except (OSError, ValueError):
+            for fd in locals().get("fds", []):
+                _close(fd)
+            return -1
+        if not fds:
+            return -1
+        if len(fds) > 1:
+            self.layer = fds[1]
+        # The child says whether Landlock guards its writable directories; the supervisor lets writes
+        # there through only then.
+        writable = [w for w in grant.get("writable", []) if isinstance(w, str)]
+        layers = [w for w in grant.get("layers", []) if isinstance(w, str)]  # private copies (overlay.py)
+        watched = {int(fd): entry for fd, entry in (grant.get("watched") or {}).items()}
+        self.supervisor = Supervisor(
+            fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory, layers, watched
+        )
+        self.memory = -1
+        poller.register(fds[0], select.POLLIN)
+        return fds[0]
+
+    def _outcome(self, data: bytes, status: int, peak_kb: int) -> dict[str, Any]:
+        reports = [json.loads(line) for line in data.split(b"\n") if line.startswith(b"{")]
+        ready: dict[str, Any] = next((r for r in reports if r.get("phase") == "ready"), {})
+        done: dict[str, Any] | None = next((r for r in reports if r.get("phase") == "done"), None)
+        refusals: list[str] = []
+        if self.supervisor is not None:
+            refusals += self.supervisor.refusals
+        if done is not None:
+            refusals += done.get("refusals", [])
+        refusals = list(dict.fromkeys(refusals))
+        sandbox_name = ready.get("sandbox")
+        outcome: dict[str, Any]
+        refused = False  # the cell's exception was the sandbox's refusal itself
+        if self.stopped == "timeout":
+            outcome = {
+                "status": "timed_out",
+                "reason": f"the cell ran past the {float(self.opts['budget_s']):g} s budget"
+                + self.timeout_hint,
+            }
+            progress = [r for r in reports if r.get("phase") == "progress"]
+            if progress:  # how far it got (quick.py counts the loops' iterations)
+                last = progress[-1]
+                outcome["progress"] = {"line": last.get("line"), "loops": last.get("loops") or [],
+                                       "elapsed_ms": ms(float(self.opts["budget_s"]))}  # fmt: skip
+        elif self.stopped == "memory":
+            cap = self.opts["memory_mb"]
+            files = f", {overlay.size(self.layer_peak)} of it files written" if self.layer_peak else ""
+            outcome = {
+                "status": "out_of_memory",
+                "reason": f"the cell needed more than the trial's {cap} MB of memory{files}",
+            }
+        elif self.stopped == "deadlock":
+            tf = " (TensorFlow's thread pools do not)" if self.tensorflow else ""
+            outcome = unavailable(
+                "the cell waited for a lock no thread can release: a library's threads do not survive "
+                f"the fork{tf}"
+            )
+        elif self.stopped is not None:
+            outcome = unavailable(self.stopped)
+        elif done is not None:
+            outcome = {k: v for k, v in done.items() if k not in ("phase", "refusals")}
+            refused = outcome.pop("refused", False)
+        else:
+            outcome = died(status, ready)
+        written = self._written(outcome)
+        # A refused side effect means the cell did not run as it will: neither its crash nor its end
+        # was observed, whatever the child saw next.
+        if refusals and outcome["status"] in ("crashed", "finished"):
+            reason = f"the sandbox refused to {listed(refusals)}"
+            if outcome["status"] == "finished":
+                reason += " (the cell went on to its end)"
+            elif not refused:  # the cell's own error came after: say which
+                raised = f"{outcome.get('exception')}: {outcome.get('message') or ''}".strip(": ")
+                reason += f" (the cell then raised {raised[:300]})"
+            outcome = {"status": "blocked", "reason": reason, "elapsed_ms": outcome.get("elapsed_ms")}
+        elif refusals and outcome["status"] in ("timed_out", "out_of_memory"):
+            note = f"the sandbox refused to {listed(refusals)}"
+            outcome["reason"] = f"{outcome['reason']}; {note}" if outcome.get("reason") else note
+        outcome["sandbox"] = sandbox_name
+        if written:
+            outcome["writes"] = written
+        if peak_kb and "extra_memory_mb" not in outcome:
+            outcome["extra_memory_mb"] = round(peak_kb / 1024, 1)
+        return outcome
+
+    def _written(self, outcome: dict[str, Any]) -> str | None:
+        """What the cell wrote to its private copy, in words (see overlay.settle)."""
+        if self.layer < 0:
+            return None
+        self.layer_peak = max(self.layer_peak, overlay.used_bytes(self.layer))
+        layers = self.supervisor.layers if self.supervisor is not None else []
+        cap = int(self.opts["memory_mb"])
+        return overlay.settle(outcome, self.layer, layers, cap, self.layer_peak, self.scratch)
+
+
+def _kill(pid: int) -> None:
+    import signal
+
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _reap(pid: int, deadline: float) -> int:
+    """waitpid without hanging: the child is killed if it will not end by `deadline`."""
+    while True:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return 0  # someone else reaped it (a user's os.wait())
+        if done:
+            return status
+        if time.monotonic() > deadline:
+            _kill(pid)
+            deadline = time.monotonic() + 5.0
+        time.sleep(0.005)
+
+
+def _close(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
