@@ -12,7 +12,8 @@ from llm_stub import Reply, StubLLM, answer
 from support import SHARED
 
 from crane_jupyterlab.bench.cli import main
-from crane_jupyterlab.bench.junobench import Score, make_request, pct
+from crane_jupyterlab.bench.junocases import make_request
+from crane_jupyterlab.bench.junoscore import Score, pct
 
 JUNOBENCH = SHARED / "junobench"
 needs_data = pytest.mark.skipif(

@@ -9,7 +9,7 @@ import pytest
 from support import SHARED
 
 from crane_jupyterlab.bench import runtime_facts as rf
-from crane_jupyterlab.bench.junobench import make_request
+from crane_jupyterlab.bench.junocases import make_request
 
 CASES = SHARED / "junobench" / "cases.jsonl"
 needs_data = pytest.mark.skipif(
