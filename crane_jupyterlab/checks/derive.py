@@ -1,7 +1,7 @@
 """Values the cell derives from kernel objects by exact library semantics: column selections and drops,
-`.values`/`.to_numpy()`, reshapes and casts, `torch.tensor(x)`, numpy constructors, the parts of
-`train_test_split`. The Evaluator (evaluate.py) binds names and dispatches here; anything not exact
-gives None."""
+`.values`/`.to_numpy()`, reshapes and casts, `torch.tensor(x)`, torch's shape-keeping functions and
+`one_hot` (with the torch tables of torch_forward.py), numpy constructors, the parts of `train_test_split`.
+The Evaluator (evaluate.py) binds names and dispatches here; anything not exact gives None."""
 
 from __future__ import annotations
 
@@ -243,7 +243,7 @@ class Derivations:
             and name in torch_forward.SAME_SHAPE_FUNCTIONS | {"one_hot"}
             and 1 <= len(args) <= 2
         ):
-            return torch_forward.function(self, name, node, site, depth, expr)
+            return self._torch_function(name, node, site, depth, expr)
         if top == "torch" and len(args) == 1:
             x = self.value_of(args[0], site, depth + 1)
             if x is None or x.shape is None or not (x.is_ndarray or x.is_tensor):
@@ -267,6 +267,31 @@ class Derivations:
             return ObjInfo(expr=expr, type="torch.Tensor", shape=list(x.shape), dtype=dtype,
                            derived=x.derived or f"{expr} in this cell")  # fmt: skip
         return None
+
+    def _torch_function(self, name: str, node: ast.Call, site: Site, depth: int, expr: str) -> ObjInfo | None:
+        """`torch.softmax(x, 1)`, `F.log_softmax(x, dim=1)`, `torch.sigmoid(x)`: x's shape and dtype;
+        `F.one_hot(t, k)`: t's shape plus an axis of k, int64."""
+        x = self.value_of(node.args[0], site, depth + 1)
+        if x is None or not x.is_tensor or x.shape is None or not all(isinstance(d, int) for d in x.shape):
+            return None
+        out = ObjInfo(expr=expr, type="torch.Tensor", derived=x.derived or f"{expr} in this cell")
+        if name == "one_hot":
+            k_node = (
+                node.args[1]
+                if len(node.args) == 2
+                else next((kw.value for kw in node.keywords if kw.arg == "num_classes"), None)
+            )
+            k = self.scalar(k_node, site, depth + 1) if k_node is not None else None
+            if type(k) is not int or k <= 0 or x.dtype != "int64" or len(node.args) + len(node.keywords) != 2:
+                return None
+            out.shape, out.dtype = [*x.shape, k], "int64"
+            return out
+        if any(kw.arg != "dim" for kw in node.keywords) or not (x.dtype or "").startswith(
+            ("float", "bfloat")
+        ):
+            return None
+        out.shape, out.dtype = list(x.shape), x.dtype
+        return out
 
     def _numpy_constructor(self, name: str, node: ast.Call, site: Site, expr: str) -> ObjInfo | None:
         """`np.zeros(n)`, `np.ones((n, k))`, `np.full(n, v)`, `np.arange(n)`: the shape its arguments fix."""

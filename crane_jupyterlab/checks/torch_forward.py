@@ -5,16 +5,15 @@ each child in turn) whose children are all torch leaves, shown in full, with no 
 anywhere (a hook may replace the input or the output) and no class from outside torch. The output shape
 is derived for stacks of `Linear` layers and layers that keep the shape of their input (activations,
 dropout, softmax): `F.linear` maps (*, in_features) to (*, out_features) in the weights' dtype. Anything
-else gives None. Also the shapes of the tensor functions derive.py follows for torch (softmax and the
-like keep shape and dtype, `one_hot` adds an axis, `squeeze`/`unsqueeze`).
+else gives None. Also the torch tables derive.py reads for the tensors a cell makes (numpy-to-torch
+dtypes, casts, plain losses, functions that keep shape and dtype) and the shapes `squeeze`/`unsqueeze`
+give; derive.py follows the functions themselves (softmax and the like, `one_hot`).
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
-from .site import Site
 from .view import ObjInfo, RuntimeView, type_class, type_root
 
 NUMPY_TO_TORCH_DTYPE = {
@@ -40,9 +39,6 @@ def torch_dtype(node: ast.expr) -> str | None:
                 "half": "float16"}.get(node.attr)  # fmt: skip
     return None
 
-
-if TYPE_CHECKING:
-    from .derive import Derivations
 
 # Layers that keep the shape (and the dtype) of their input.
 SAME_SHAPE = frozenset(
@@ -129,30 +125,6 @@ def output(view: RuntimeView, model: ObjInfo, x: ObjInfo) -> tuple[list[int], st
 
 
 # ----- tensors the cell derives -------------------------------------------------------------------------
-
-
-def function(ev: Derivations, name: str, node: ast.Call, site: Site, depth: int, expr: str) -> ObjInfo | None:
-    """`torch.softmax(x, 1)`, `F.log_softmax(x, dim=1)`, `torch.sigmoid(x)`: x's shape and dtype;
-    `F.one_hot(t, k)`: t's shape plus an axis of k, int64."""
-    x = ev.value_of(node.args[0], site, depth + 1)
-    if x is None or not x.is_tensor or x.shape is None or not all(isinstance(d, int) for d in x.shape):
-        return None
-    out = ObjInfo(expr=expr, type="torch.Tensor", derived=x.derived or f"{expr} in this cell")
-    if name == "one_hot":
-        k_node = (
-            node.args[1]
-            if len(node.args) == 2
-            else next((kw.value for kw in node.keywords if kw.arg == "num_classes"), None)
-        )
-        k = ev.scalar(k_node, site, depth + 1) if k_node is not None else None
-        if type(k) is not int or k <= 0 or x.dtype != "int64" or len(node.args) + len(node.keywords) != 2:
-            return None
-        out.shape, out.dtype = [*x.shape, k], "int64"
-        return out
-    if any(kw.arg != "dim" for kw in node.keywords) or not (x.dtype or "").startswith(("float", "bfloat")):
-        return None
-    out.shape, out.dtype = list(x.shape), x.dtype
-    return out
 
 
 def squeezed(shape: list[int | None], method: str, dim: int | None) -> list[int | None] | None:

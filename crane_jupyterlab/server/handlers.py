@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import tornado.web
 from jupyter_server.base.handlers import APIHandler
@@ -29,15 +29,21 @@ from .config import config_reply, key_status
 from .errors import AnalysisError, Superseded
 
 if TYPE_CHECKING:
-    from .app import CraneExtension
+    from .service import AnalysisService
+
+
+class Crane(Protocol):
+    """What the handlers read of the extension that serves them (CraneExtension, app.py)."""
+
+    service: AnalysisService
 
 
 class CraneHandler(ExtensionHandlerMixin, APIHandler):
     """Shared plumbing of the crane handlers."""
 
     @property
-    def crane(self) -> CraneExtension:
-        app: CraneExtension = self.extensionapp  # type: ignore[assignment]
+    def crane(self) -> Crane:
+        app: Crane = self.extensionapp  # type: ignore[assignment]
         return app
 
     def reply(self, model: BaseModel, status: int = 200, exclude_none: bool = False) -> None:
