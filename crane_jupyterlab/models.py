@@ -78,8 +78,23 @@ class TrialProgress(BaseModel):
     elapsed_ms: float | None = None
 
 
+class TrialWorker(BaseModel):
+    """A trial run in a fresh worker process on a copy of the cell's inputs (kernel/trial/worker.py), where
+    a fork of the kernel could not run the cell (TensorFlow's runtime, the GPU)."""
+
+    reason: str | None = None  # why the worker and not a fork
+    spare: str | None = None  # "warm" (a spare was waiting), "warming" (one was starting), "cold"
+    names: int | None = None  # the names copied (the cell's working set)
+    inputs_mb: float | None = None  # their size, as copied
+    pack_ms: float | None = None  # copying them, in a sandboxed fork of the kernel
+    rebuild_ms: float | None = None  # rebuilding them in the worker
+    handover_ms: float | None = None  # from the copy to the job: taking the spare (or starting one)
+    warm_ms: float | None = None  # the spare's start: an interpreter with the kernel's libraries
+
+
 class TrialOutcome(BaseModel):
-    """What happened when the target cell ran in a sandboxed fork of the kernel (a trial run).
+    """What happened when the target cell ran in a sandbox before the user ran it (a trial run): in a fork
+    of the kernel, or in a fresh worker process on a copy of the cell's inputs (`worker`).
 
     Only `crashed` is a crash; `finished` means the cell ran to its end. `blocked` (the sandbox refused a
     side effect), `timed_out`, `out_of_memory` and `unavailable` say nothing about a crash: the checks and
@@ -100,6 +115,7 @@ class TrialOutcome(BaseModel):
     writes: str | None = None
     quick: QuickTrial | None = None  # the loops, in a trial that may cut long ones short
     progress: TrialProgress | None = None  # timed_out: how far it got
+    worker: TrialWorker | None = None  # the trial ran in a fresh process on a copy of the cell's inputs
 
     @property
     def shortened(self) -> bool:

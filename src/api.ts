@@ -94,7 +94,8 @@ export interface IErrorInfo {
 }
 
 /**
- * What happened when the target cell ran in a sandboxed fork of the kernel (a trial run).
+ * What happened when the target cell ran in a sandbox before the user ran it (a trial run): in a fork
+ * of the kernel, or in a fresh worker process on a copy of the cell's inputs (`worker`).
  *
  * Only `crashed` is a crash; `finished` means the cell ran to its end. `blocked` (the sandbox refused a
  * side effect), `timed_out`, `out_of_memory` and `unavailable` say nothing about a crash: the checks and
@@ -119,6 +120,7 @@ export interface ITrialOutcome {
   writes: string | null;
   quick: IQuickTrial | null;
   progress: ITrialProgress | null;
+  worker: ITrialWorker | null;
 }
 
 /** A certain crash found by a deterministic check. */
@@ -149,6 +151,21 @@ export interface ITrialProgress {
   line: number | null;
   loops: ITrialLoop[];
   elapsed_ms: number | null;
+}
+
+/**
+ * A trial run in a fresh worker process on a copy of the cell's inputs (kernel/trial/worker.py), where
+ * a fork of the kernel could not run the cell (TensorFlow's runtime, the GPU).
+ */
+export interface ITrialWorker {
+  reason: string | null;
+  spare: string | null;
+  names: number | null;
+  inputs_mb: number | null;
+  pack_ms: number | null;
+  rebuild_ms: number | null;
+  handover_ms: number | null;
+  warm_ms: number | null;
 }
 
 /**

@@ -6,7 +6,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import React from 'react';
 
-import type { IAnalyzeResult } from './api';
+import type { IAnalyzeResult, ITrialWorker } from './api';
 import { stateIcon } from './badge';
 import type { IFactRow, IObjectFacts } from './facts';
 import { decisiveRows, factsOf } from './facts';
@@ -291,6 +291,20 @@ function Pairs(props: {
   );
 }
 
+/** Where a worker trial ran: a copy of the cell's inputs in a fresh process, and why not a fork. */
+function workerText(trans: TranslationBundle, worker: ITrialWorker): string {
+  const copied =
+    worker.names !== null && worker.inputs_mb !== null
+      ? trans._n(
+          "a fresh process, on a copy of the cell's input (%1 name, %2 MB)",
+          "a fresh process, on a copy of the cell's inputs (%1 names, %2 MB)",
+          worker.names,
+          worker.inputs_mb.toFixed(1)
+        )
+      : trans.__("a fresh process, on a copy of the cell's inputs");
+  return worker.reason ? `${copied}: ${worker.reason}` : copied;
+}
+
 /**
  * The trial run's outcome: what happened, how long, in which sandbox, and what decided instead. An
  * observed crash's exception and line are the cause above, said once; the frames only when they go
@@ -335,6 +349,9 @@ export function TrialSection(props: {
   const progress = progressText(trans, trial);
   if (progress) {
     rows.push([trans.__('Got through'), progress]);
+  }
+  if (trial.worker) {
+    rows.push([trans.__('Ran in'), workerText(trans, trial.worker)]);
   }
   if (trial.sandbox) {
     // 'seccomp+landlock+netns' as words, so a narrow panel breaks it between them.

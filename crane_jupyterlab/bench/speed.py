@@ -15,6 +15,13 @@ round trip alone and while a trial of `time.sleep(60)` runs (goal: p95 no more t
 set with a column too few. Each repetition times a trial request with the server's defaults (5 s budget,
 loops cut after 2 iterations) from its start to the verdict (`policy`): the quick trial sees the crash
 after 2 epochs. Reported: p50/p95 seconds, the verdicts; goal p95 <= 10 s.
+
+`--worker`: a kernel that trained a Keras model (TensorFlow's runtime lives in it, so its Keras cells run
+in a spawned worker, kernel/trial/worker.py). Reported: the warm spare's start (an interpreter importing
+the kernel's libraries) and resident memory; per repetition, with a warm spare waiting, the time from a
+trial request (the server's defaults) to the verdict on a cell that fits the model for 50 epochs and then
+evaluates it on a column too many (the quick trial cuts the fit after 2); the kernel's blocked time in
+`trial.start` for that cell (the packing fork) beside a fork trial's in the same kernel, as a ratio.
 """
 
 from __future__ import annotations
@@ -118,6 +125,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--quick", action="store_true", help="only the time to a quick trial's verdict on a long cell"
     )
     p.add_argument(
+        "--worker", action="store_true", help="only the trial worker: spare start and memory, Keras verdicts"
+    )
+    p.add_argument(
         "--env",
         action="append",
         default=[],
@@ -147,6 +157,10 @@ def main(args: argparse.Namespace) -> int:
     if args.quick:
         row = asyncio.run(measure_quick(args.reps, env))
         print(json.dumps(row) if args.json else quick_table(row))
+        return 0
+    if args.worker:
+        row = asyncio.run(measure_worker(args.reps, env))
+        print(json.dumps(row) if args.json else worker_table(row))
         return 0
     report: dict[str, Any] = {}
     trial_report: dict[str, Any] = {}
@@ -299,6 +313,107 @@ async def measure_quick(reps: int, env: dict[str, str] | None = None) -> dict[st
     p95 = _percentiles(seconds)["p95"]
     return {"reps": reps, "seconds": _percentiles(seconds), "verdicts": verdicts,
             "goal": f"p95 <= {QUICK_GOAL_S:g} s", "met": p95 <= QUICK_GOAL_S}  # fmt: skip
+
+
+KERAS_SETUP = """
+import numpy as np
+import keras
+
+rng = np.random.default_rng(2)
+x = rng.normal(size=(2000, 16)).astype("float32")
+y = (x[:, :4].sum(1) > 0).astype("float32")
+x_test = rng.normal(size=(500, 17)).astype("float32")  # a column too many
+model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(64, activation="relu"),
+                          keras.layers.Dense(1, activation="sigmoid")])
+model.compile("adam", "binary_crossentropy", metrics=["accuracy"])
+model.fit(x, y, epochs=1, verbose=0)
+"""
+KERAS_TARGET = """
+history = model.fit(x, y, epochs=50, batch_size=32, verbose=0)
+loss, accuracy = model.evaluate(x_test, y, verbose=0)
+"""
+WORKER_GOAL_S = 10.0
+
+
+async def measure_worker(reps: int, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """The trial worker's costs, in a kernel whose Keras cells need it (see the module docstring)."""
+    async with fresh_kernel(env=env) as (_, kc):
+        await run_cell(kc, KERAS_SETUP, timeout=600)
+        await extract(kc, "", timeout=60)  # installs the payload
+        invoke = trials.on_client(kc, timeout=120)
+        seconds: list[float] = []
+        blocked: list[float] = []
+        fork_blocked: list[float] = []
+        verdicts: dict[str, int] = {}
+        spares: list[dict[str, Any]] = []
+        for _ in range(reps):
+            spare = await _warm_spare(invoke)
+            if spare:
+                spares.append(spare)
+            t0 = time.perf_counter()
+            started = await invoke("trial.start", f"{KERAS_TARGET!r}, {trials.TrialOptions().literal()}")
+            blocked.append(float(started.get("blocked_ms") or 0.0))
+            outcome = await _collect(invoke, started)
+            verdict = policy.from_trial_alone(outcome)
+            seconds.append(time.perf_counter() - t0)
+            key = f"{verdict.source}: {outcome.exception or outcome.status}"
+            verdicts[key] = verdicts.get(key, 0) + 1
+            forked = await invoke("trial.start", f"{'z = x.sum()'!r}, {trials.TrialOptions().literal()}")
+            fork_blocked.append(float(forked.get("blocked_ms") or 0.0))
+            await _collect(invoke, forked)
+    p95 = _percentiles(seconds)["p95"]
+    return {
+        "reps": reps,
+        "spare_start_ms": _percentiles([float(s["warm_ms"]) for s in spares]) if spares else None,
+        "spare_rss_mb": _percentiles([float(s["rss_mb"]) for s in spares]) if spares else None,
+        "verdict_s": _percentiles(seconds),
+        "verdicts": verdicts,
+        "blocked_ms": _percentiles(blocked),
+        "fork_blocked_ms": _percentiles(fork_blocked),
+        "blocked_ratio_p50": round(
+            _percentiles(blocked)["p50"] / max(_percentiles(fork_blocked)["p50"], 0.01), 2
+        ),
+        "goal": f"verdict p95 <= {WORKER_GOAL_S:g} s",
+        "met": p95 <= WORKER_GOAL_S,
+    }
+
+
+async def _warm_spare(invoke: Any, timeout: float = 120.0) -> dict[str, Any] | None:
+    """Wait until the kernel's spare worker is warm; what it reports (start time, resident memory)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        spare: dict[str, Any] = await invoke("trial.spare", "")
+        if spare.get("warm"):
+            return spare
+        await asyncio.sleep(0.2)
+    return None
+
+
+async def _collect(invoke: Any, started: dict[str, Any]) -> Any:
+    from ..models import TrialOutcome
+
+    if started.get("state") == "done":
+        return TrialOutcome.model_validate(started.get("outcome"))
+    while (state := await invoke("trial.result", repr(started["token"])))["state"] == "running":
+        await asyncio.sleep(0.05)
+    return TrialOutcome.model_validate(state.get("outcome") or {"status": "unavailable"})
+
+
+def worker_table(row: dict[str, Any]) -> str:
+    def p(values: dict[str, float] | None, unit: str = "ms") -> str:
+        return "n/a" if not values else f"p50 {values['p50']:g} {unit}, p95 {values['p95']:g} {unit}"
+
+    return "\n".join(
+        [
+            f"trial worker ({row['reps']} reps, a Keras kernel):",
+            f"  warm spare: start {p(row['spare_start_ms'])}; resident memory {p(row['spare_rss_mb'], 'MB')}",
+            f"  request to verdict, fit 50 epochs then a crash: {p(row['verdict_s'], 's')};"
+            f" {row['verdicts']}",
+            f"  kernel blocked by trial.start: worker {p(row['blocked_ms'])};"
+            f" fork {p(row['fork_blocked_ms'])}; ratio p50 {row['blocked_ratio_p50']}",
+            f"  {row['goal']}: {'met' if row['met'] else 'NOT met'}",
+        ]
+    )
 
 
 def quick_table(row: dict[str, Any]) -> str:

@@ -39,10 +39,13 @@ MANIFEST = (
     "trial/quick",
     "trial/tfwork",
     "trial/execute",
+    "trial/transfer",
     "trial/child",
     "trial/stuck",
     "trial/watch",
     "trial/fork",
+    "trial/spawned",
+    "trial/worker",
     "trial/control",
     "trial/__init__",
     # the probe: reading objects safely, reading the cell, the summarizers, then the entry point

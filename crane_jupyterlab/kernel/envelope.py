@@ -25,7 +25,10 @@ ERROR_KEY = "__crane_error__"
 _root: types.ModuleType | None = None
 _install_error: str | None = None
 
-Source = tuple[str, str, str]  # (manifest name such as "summarize/pandas", file name for tracebacks, source)
+# (manifest name such as "probe/summarize/pandas", file name for tracebacks, source)
+Source = tuple[str, str, str]
+# Set by `install`: the sources it installed, which a spawned trial worker installs again.
+kept_sources: list[Source] = []
 
 
 class JSONResult:
@@ -60,7 +63,7 @@ def install(root: types.ModuleType, envelope: types.ModuleType, sources: list[So
     and `envelope` is returned carrying the reason, so `invoke` reports it and the next request
     installs again.
     """
-    global _root, _install_error
+    global _root, _install_error, kept_sources
     name = root.__name__
     root.__path__ = []
     root.__package__ = name
@@ -94,6 +97,7 @@ def install(root: types.ModuleType, envelope: types.ModuleType, sources: list[So
         _install_error = "payload failed to load: " + _describe(exc)
         return envelope
     _root = root
+    kept_sources = list(sources)
     for stale in [key for key in sys.modules if key.startswith(PREFIX) and key.split(".")[0] != name]:
         sys.modules.pop(stale, None)  # an older payload version
     return envelope

@@ -91,7 +91,10 @@ async def run(invoke: Invoke, source: str, options: TrialOptions) -> TrialOutcom
     if not isinstance(token, str):
         return unavailable("the kernel did not start the trial")
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + options.budget_s + SETUP_ALLOWANCE_S + COLLECT_GRACE_S
+    # A worker's setup (copying the inputs, a spare's start) may take longer than a fork's.
+    setup_s = started.get("setup_s")
+    setup = float(setup_s) if isinstance(setup_s, (int, float)) and setup_s > 0 else SETUP_ALLOWANCE_S
+    deadline = loop.time() + options.budget_s + setup + COLLECT_GRACE_S
     delay = POLL_FIRST_S
     busy = False
     try:

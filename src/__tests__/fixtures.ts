@@ -57,7 +57,8 @@ export const observedCrash: IAnalyzeResult = {
     extra_memory_mb: 3.5,
     writes: null,
     quick: null,
-    progress: null
+    progress: null,
+    worker: null
   }
 };
 
@@ -113,7 +114,8 @@ export function quickCrash(
           }
         ]
       },
-      progress: null
+      progress: null,
+      worker: null
     }
   };
 }
@@ -135,7 +137,8 @@ export function trialOutcome(
     extra_memory_mb: status === 'unavailable' ? null : 2,
     writes: null,
     quick: null,
-    progress: null
+    progress: null,
+    worker: null
   };
 }
 

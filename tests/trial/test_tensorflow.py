@@ -1,6 +1,7 @@
-"""TensorFlow trials in a real kernel that has run TensorFlow: a graph function (fit, predict, a
-tf.function) ends the trial as unavailable when it is called, instead of hanging until the deadlock
-detector notices; what fails before it (a shape error while tracing) is still observed."""
+"""TensorFlow trials in a forked child of a real kernel that has run TensorFlow (the worker turned off,
+`worker: never`; test_worker.py runs such cells in the worker): a graph function (fit, predict, a
+tf.function) ends the fork's trial as unavailable when it is called, instead of hanging until the
+deadlock detector notices; what fails before it (a shape error while tracing) is still observed."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ async def tf_kernel() -> AsyncIterator[AsyncKernelClient]:
 
 
 async def trial(kit: SimpleNamespace, kc: AsyncKernelClient, source: str) -> dict[str, Any]:
-    outcome: dict[str, Any] = (await kit.run_in_kernel(kc, source, budget_s=60))["outcome"]
+    outcome: dict[str, Any] = (await kit.run_in_kernel(kc, source, budget_s=60, worker="never"))["outcome"]
     return outcome
 
 

@@ -15,7 +15,8 @@ import sys
 import time
 from typing import Any
 
-from . import execute, quick, tfwork
+from ..cell import runnable
+from . import execute, quick, tfwork, transfer
 from .outcome import ms, private_kb, unavailable
 from .sandbox import confine, inherited, overlay, seccomp
 from .sandbox.hooks import Guard
@@ -38,6 +39,7 @@ def main(
     control: Any,
     random_state: Any,
     parent: int,
+    pack: int = -1,
 ) -> None:  # pragma: no cover - runs in the forked child, which ends with os._exit
     code = 70
     try:
@@ -47,10 +49,13 @@ def main(
         if os.getppid() != parent:  # the kernel died before PR_SET_PDEATHSIG took hold
             os._exit(0)
         gc.freeze()  # a collection would touch (and copy) every old object of the kernel
-        report = _prepare(shell, opts, scratch, writer, control, random_state)
+        report = _prepare(shell, opts, scratch, writer, control, random_state, pack)
         guard = report.pop("guard")
         _send(writer, {"phase": "ready", **report})
-        done = execute.run(source, ns, shell, guard, report, quick.preparer(opts, writer))
+        if pack >= 0:
+            done = _pack(pack, source, ns, shell, opts)
+        else:
+            done = execute.run(source, ns, shell, guard, report, quick.preparer(opts, writer))
         done["refusals"] = guard.refusals
         done["extra_memory_mb"] = round(private_kb(os.getpid()) / 1024, 1)
         _send(writer, {"phase": "done", **done})
@@ -69,6 +74,17 @@ def main(
         os._exit(code)
 
 
+def _pack(pack: int, source: str, ns: dict[str, Any], shell: Any, opts: dict[str, Any]) -> dict[str, Any]:
+    """The packing child's work: the cell's inputs into the `pack` file, for a worker (worker.py)."""
+    t0 = time.perf_counter()
+    try:
+        limit = float(opts.get("worker_max_mb") or transfer.DEFAULT_LIMIT_MB)
+        packed = transfer.pack(pack, runnable(source, shell), ns, limit, shell)
+    except transfer.Uncopyable as exc:
+        return unavailable(str(exc)[:MESSAGE_CHARS])
+    return {"status": "packed", "elapsed_ms": ms(time.perf_counter() - t0), **packed}
+
+
 class _NoSandbox(Exception):
     """The OS sandbox could not be entered (and hooks-only trials are not allowed)."""
 
@@ -80,7 +96,13 @@ def _send(fd: int, message: dict[str, Any]) -> None:
 
 
 def _prepare(
-    shell: Any, opts: dict[str, Any], scratch: str, writer: int, control: Any, random_state: Any
+    shell: Any,
+    opts: dict[str, Any],
+    scratch: str,
+    writer: int,
+    control: Any,
+    random_state: Any,
+    pack: int = -1,
 ) -> dict[str, Any]:  # pragma: no cover - child only
     """Everything between the fork and the cell; returns what the "ready" report carries."""
     t0 = time.perf_counter()
@@ -105,7 +127,8 @@ def _prepare(
             layers["netns_error"] = exc.strerror or str(exc)
     step("namespaces")
     _quiet(shell)
-    downgraded, watched = inherited.neutralise({writer, control.fileno(), *overlay.fds(cow)})
+    keep = {writer, control.fileno(), *overlay.fds(cow), *([pack] if pack >= 0 else [])}
+    downgraded, watched = inherited.neutralise(keep)
     step("fds")
     protected = _private_mappings()
     step("mappings")

@@ -34,9 +34,11 @@ import threading
 import time
 from typing import Any
 
-from . import fork
+from ..cell import runnable
+from . import fork, tfwork, worker
 from .outcome import ms, unavailable
 from .sandbox import seccomp
+from .sandbox.supervisor import gpu_device
 from .watch import SETUP_ALLOWANCE_S, Trial
 
 DEFAULTS: dict[str, Any] = {
@@ -50,12 +52,17 @@ DEFAULTS: dict[str, Any] = {
     "quick": False,  # a quick trial: long loops cut after their first quick_k iterations (quick.py)
     "quick_k": 2,
     "progress": True,  # a full trial counts its loops' iterations, to say how far it got at a timeout
+    # Where the fork cannot go (TensorFlow's runtime in the kernel), a spawned worker runs the cell on a
+    # copy of its inputs (worker.py), copying at most worker_max_mb of them: "auto"; "always" (tests,
+    # benchmarks) or "never" (fork or nothing).
+    "worker": "auto",
+    "worker_max_mb": 1024,
 }
 # Scratch directories are named after the kernel's pid, so the next trial can remove those of kernels
 # that ended while a trial ran (their watching thread never got to it).
 SCRATCH_PREFIX = "crane-trial-"
 
-_current: Trial | None = None
+_current: Trial | worker.WorkerTrial | None = None
 _lock = threading.Lock()
 
 
@@ -101,12 +108,16 @@ def _options(options: dict[str, Any] | None) -> dict[str, Any]:
     """The options with the defaults filled in; a value of the wrong type keeps the default, numbers are
     clamped to their bounds."""
     opts = dict(DEFAULTS)
-    bounds = {"budget_s": (0.05, 3600.0), "memory_mb": (16, 1 << 20), "nice": (0, 19), "quick_k": (1, 1000)}
+    bounds = {"budget_s": (0.05, 3600.0), "memory_mb": (16, 1 << 20), "nice": (0, 19), "quick_k": (1, 1000),
+              "worker_max_mb": (1, 1 << 20)}  # fmt: skip
     for key, value in (options or {}).items():
         if key not in DEFAULTS:
             continue
         if isinstance(DEFAULTS[key], bool):
             if isinstance(value, bool):
+                opts[key] = value
+        elif key == "worker":
+            if value in ("auto", "always", "never"):
                 opts[key] = value
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             low, high = bounds[key]
@@ -130,18 +141,45 @@ def _start(source: Any, opts: dict[str, Any], namespace: Any, t0: float) -> dict
         if reason:
             return _done(unavailable(reason))
         gpu = cuda_in_use()
-        if gpu:
+        if gpu and opts["worker"] == "never":
             return _done(unavailable(f"CUDA in use: {gpu}; a forked process cannot use the GPU"))
+        if gpu:  # a fork cannot use the GPU, nor read it: packed on a thread of the kernel instead
+            relay = worker.WorkerTrial(
+                opts, _scratch, f"CUDA in use ({gpu}): a forked process cannot use the GPU"
+            )
+            relay.start(source, ns, shell, cuda=True)
+            relay.blocked_ms = ms(time.perf_counter() - t0)
+            _current = relay
+            return _running(relay, "worker", relay.setup_s)
+        why = None
+        if opts["worker"] == "always":
+            why = "asked for (worker: always)"
+        elif opts["worker"] == "auto":
+            why = worker.needed(runnable(source, shell), ns)
+        if why:
+            relay = worker.WorkerTrial(opts, _scratch, why)
+            relay.start(source, ns, shell)
+            relay.blocked_ms = ms(time.perf_counter() - t0)
+            _current = relay
+            return _running(relay, "worker", relay.setup_s)
         trial = Trial(opts, _scratch())
         fork.fork(trial, source, ns, shell)
         trial.blocked_ms = ms(time.perf_counter() - t0)
         _current = trial
         # Not threading.Thread: its start() waits until the new thread runs, which the kernel would pay.
         _thread.start_new_thread(trial.watch, ())
+        if opts["worker"] == "auto" and tfwork.initialised_context() is not None:
+            worker.warm_up(opts, _scratch)  # TensorFlow lives here: the next such cell finds a spare
+    return _running(trial, "fork", trial.setup_s)
+
+
+def _running(trial: Any, way: str, setup_s: float) -> dict[str, Any]:
     return {
         "state": "running",
         "token": trial.token,
         "pid": trial.pid,
+        "way": way,  # "fork", or "worker" (a fresh process on a copy of the cell's inputs)
+        "setup_s": setup_s,  # what the trial may take before the cell's budget starts
         "blocked_ms": trial.blocked_ms,  # the kernel's time in this call
         "fork_ms": trial.fork_ms,  # of which os.fork itself
         "fork_cpu_ms": trial.fork_cpu_ms,  # the fork's CPU time on the kernel's thread (load-independent)
@@ -172,6 +210,15 @@ def _cannot_fork(opts: dict[str, Any]) -> str | None:
     return None
 
 
+def spare() -> dict[str, Any]:
+    """The warm spare worker, for benchmarks and tests: whether one is warm, its pid, start time and
+    resident memory."""
+    try:
+        return worker.describe()
+    except Exception as exc:  # the contract: never raise into the kernel
+        return {"warm": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
 def cuda_in_use() -> str | None:
     """Why a forked child could not use the GPU the kernel uses (None: no GPU context), found without
     initialising CUDA: torch's own flag where torch is loaded, else a GPU driver's device file open in
@@ -195,11 +242,6 @@ def cuda_in_use() -> str | None:
         if gpu_device(target):
             return f"this kernel has the GPU driver open ({target})"
     return None
-
-
-def gpu_device(path: str) -> bool:
-    """Whether `path` is a GPU driver's device file (NVIDIA, AMD KFD, DRM render nodes)."""
-    return path.startswith(("/dev/nvidia", "/dev/kfd", "/dev/dri/renderD"))
 
 
 def _scratch() -> str:
@@ -236,4 +278,4 @@ def _done(outcome: dict[str, Any]) -> dict[str, Any]:
     return {"state": "done", "outcome": outcome, "blocked_ms": 0.0}
 
 
-__all__ = ["DEFAULTS", "SETUP_ALLOWANCE_S", "cancel", "cuda_in_use", "gpu_device", "result", "start"]
+__all__ = ["DEFAULTS", "SETUP_ALLOWANCE_S", "cancel", "cuda_in_use", "gpu_device", "result", "spare", "start"]

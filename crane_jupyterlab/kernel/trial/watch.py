@@ -51,6 +51,11 @@ class Trial:
         self.tensorflow = "tensorflow" in sys.modules
         self.layer = -1  # the child's private copy-on-write layer (a tmpfs), sent by the child
         self.layer_peak = 0  # bytes it held at most
+        self.setup_s = SETUP_ALLOWANCE_S  # its time to say "ready", before the cell's budget starts
+        self.warm_kb = 0  # memory it held of its own before the trial (a worker's warm libraries)
+        # A forked child waiting on a lock with no CPU progress can never go on; a worker's main thread
+        # waits like that while TensorFlow's pools compute.
+        self.detect_deadlock = True
 
     def stop(self, why: str) -> None:
         """End the child (the watching thread reports it); idempotent."""
@@ -68,7 +73,7 @@ class Trial:
         poller.register(self.reader, select.POLLIN)
         poller.register(self.control.fileno(), select.POLLIN)
         listener = -1
-        deadline = self.forked + float(self.opts["budget_s"]) + SETUP_ALLOWANCE_S
+        deadline = self.forked + float(self.opts["budget_s"]) + self.setup_s
         next_check = self.forked + MEMORY_CHECK_S
         stuck = Stuck(self.pid)
         peak_kb = 0
@@ -82,7 +87,7 @@ class Trial:
                     _kill(self.pid)
                 if now >= next_check and self.stopped is None:
                     next_check = now + MEMORY_CHECK_S
-                    private = private_kb(self.pid)
+                    private = max(0, private_kb(self.pid) - self.warm_kb)
                     peak_kb = max(peak_kb, private)
                     # Files the cell wrote to its private copy live in memory too: they count.
                     layer = overlay.used_bytes(self.layer) if self.layer >= 0 else 0
@@ -90,7 +95,7 @@ class Trial:
                     if private + layer // 1024 > int(self.opts["memory_mb"]) * 1024:
                         self.stopped = "memory"
                         _kill(self.pid)
-                    elif self.ready and stuck.deadlocked(now):
+                    elif self.detect_deadlock and self.ready and stuck.deadlocked(now):
                         self.stopped = "deadlock"
                         _kill(self.pid)
                 wait = max(0.0, min(deadline, next_check) - now) if self.stopped is None else 0.5
@@ -163,6 +168,7 @@ class Trial:
         self.supervisor = Supervisor(
             fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory, layers, watched
         )
+        self.supervisor.gpu = bool(grant.get("gpu"))
         self.memory = -1
         poller.register(fds[0], select.POLLIN)
         return fds[0]
@@ -214,7 +220,7 @@ class Trial:
         written = self._written(outcome)
         # A refused side effect means the cell did not run as it will: neither its crash nor its end
         # was observed, whatever the child saw next.
-        if refusals and outcome["status"] in ("crashed", "finished"):
+        if refusals and outcome["status"] in ("crashed", "finished", "packed"):
             reason = f"the sandbox refused to {listed(refusals)}"
             if outcome["status"] == "finished":
                 reason += " (the cell went on to its end)"

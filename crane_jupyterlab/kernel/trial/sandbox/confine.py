@@ -37,7 +37,15 @@ import struct
 import sys
 from typing import Any
 
-from .seccomp import _COMMON, SECCOMP_FILTER_FLAG_NEW_LISTENER, SECCOMP_SET_MODE_FILTER, arch, filter_program
+from .seccomp import (
+    _COMMON,
+    SECCOMP_FILTER_FLAG_NEW_LISTENER,
+    SECCOMP_FILTER_FLAG_TSYNC,
+    SECCOMP_FILTER_FLAG_TSYNC_ESRCH,
+    SECCOMP_SET_MODE_FILTER,
+    arch,
+    filter_program,
+)
 
 # -- the kernel's ABI ---------------------------------------------------------------------------------
 
@@ -185,9 +193,12 @@ def drop_privileges(numbers: dict[str, int]) -> None:
     c.syscall(numbers["capset"], hbuf, dbuf)
 
 
-def restrict_files(abi: int, writable: list[str]) -> None:
-    """Landlock: writes only beneath the `writable` directories and to /dev/null; with ABI >= 4 no TCP
-    bind/connect, with ABI >= 6 no signals or abstract unix sockets beyond the sandbox."""
+def restrict_files(abi: int, writable: list[str], devices: tuple[str, ...] = ()) -> None:
+    """Landlock: writes only beneath the `writable` directories and to /dev/null, and writes (no
+    creation, no truncation) beneath this process's own /proc/<pid>/task, where its threads' names are
+    (the supervisor lets only their `comm` files through), and to the `devices` files (a worker's GPU);
+    with ABI >= 4 no TCP bind/connect, with
+    ABI >= 6 no signals or abstract unix sockets beyond the sandbox."""
     c = libc()
     handled = LL_FS_ABI1 | (LL_REFER if abi >= 2 else 0) | (LL_TRUNCATE if abi >= 3 else 0)
     net = LL_NET_TCP if abi >= 4 else 0
@@ -199,6 +210,8 @@ def restrict_files(abi: int, writable: list[str]) -> None:
     try:
         rules = [(directory, handled) for directory in writable]
         rules.append(("/dev/null", LL_WRITE_FILE | (LL_TRUNCATE if abi >= 3 else 0)))
+        rules.append((f"/proc/{os.getpid()}/task", LL_WRITE_FILE))
+        rules += [(device, LL_WRITE_FILE) for device in devices]  # a worker's GPU driver files
         for path, rights in rules:
             fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             try:
@@ -212,15 +225,20 @@ def restrict_files(abi: int, writable: list[str]) -> None:
         os.close(ruleset)
 
 
-def install_filter(numbers: dict[str, int], audit_arch: int, watched: Any = ()) -> int:
-    """Install the seccomp filter (calls on the `watched` descriptors notified); returns the
-    user-notification listener's fd."""
+def install_filter(
+    numbers: dict[str, int], audit_arch: int, watched: Any = (), every_thread: bool = False
+) -> int:
+    """Install the seccomp filter (calls on the `watched` descriptors notified), on every thread of the
+    process with `every_thread`; returns the user-notification listener's fd."""
     c = libc()
     program = filter_program(audit_arch, numbers, os.getpid(), watched)
     code = c.ctypes.create_string_buffer(program, len(program))
     fprog = struct.pack("<HxxxxxxQ", len(program) // 8, c.ctypes.addressof(code))
     pbuf = c.ctypes.create_string_buffer(fprog, len(fprog))
-    return c.syscall(numbers["seccomp"], SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, pbuf)
+    flags = SECCOMP_FILTER_FLAG_NEW_LISTENER
+    if every_thread:
+        flags |= SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_TSYNC_ESRCH
+    return c.syscall(numbers["seccomp"], SECCOMP_SET_MODE_FILTER, flags, pbuf)
 
 
 # -- the platform's capabilities (the server asks once) ---------------------------------------------

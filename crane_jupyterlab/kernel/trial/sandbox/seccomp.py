@@ -24,6 +24,10 @@ from typing import Any, Callable
 SECCOMP_SET_MODE_FILTER = 1
 SECCOMP_GET_NOTIF_SIZES = 3
 SECCOMP_FILTER_FLAG_NEW_LISTENER = 1 << 3
+# Every thread of the process gets the filter (a spawned worker has library threads); with a listener,
+# a thread that cannot take it fails the call with ESRCH.
+SECCOMP_FILTER_FLAG_TSYNC = 1
+SECCOMP_FILTER_FLAG_TSYNC_ESRCH = 1 << 4
 SECCOMP_RET_KILL_PROCESS = 0x80000000
 SECCOMP_RET_ERRNO = 0x00050000
 SECCOMP_RET_USER_NOTIF = 0x7FC00000

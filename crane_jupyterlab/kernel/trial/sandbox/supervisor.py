@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import signal
 import struct
 from typing import Any
@@ -51,6 +52,11 @@ def resolve(path: str, base: str, tid: int | None = None) -> str:
         if std is not None:
             full = f"/proc/{tid}/fd/{std}"
     return os.path.realpath(full)
+
+
+def gpu_device(path: str) -> bool:
+    """Whether `path` is a GPU driver's device file (NVIDIA, AMD KFD, DRM render nodes)."""
+    return path.startswith(("/dev/nvidia", "/dev/kfd", "/dev/dri/renderD"))
 
 
 def inside(path: str, writable: str | list[str] | None) -> bool:
@@ -130,6 +136,7 @@ class Supervisor:
         # changes there is invisible from here, so a path is resolved as the kernel's files have it.
         self.layers = layers or []
         self.landlock = landlock
+        self.gpu = False  # a worker that uses the GPU opens its driver's device files for writing
         self.refusals: list[str] = []
         found = arch()
         self.names = {nr: name for name, nr in (found[1] if found else {}).items()}
@@ -210,6 +217,11 @@ class Supervisor:
 
     def fd_path(self, tid: int, fd: int) -> str:
         return os.readlink(f"/proc/{tid}/fd/{_signed(fd)}")
+
+    def thread_name(self, path: str) -> bool:
+        """`path` is the `comm` file (the name) of one of the child's threads, reached through another."""
+        match = _COMM.fullmatch(path)
+        return match is not None and self.ours(int(match[1])) and self.ours(int(match[2]))
 
     def ours(self, pid: int) -> bool:
         """Whether `pid` is a thread of the child."""
@@ -317,6 +329,10 @@ class Supervisor:
 
     def file_call(self, name: str, args: tuple[int, ...], tid: int) -> tuple[int, str | None]:
         op, paths, exclusive = self.file_targets(name, args, tid)
+        if op == "write" and self.thread_name(paths[0]):
+            return 0, None  # a thread of the child naming itself changes nothing outside it
+        if op == "write" and self.gpu and gpu_device(paths[0]):
+            return 0, None  # its own GPU context (a worker's, never the kernel's)
         if self.landlock and all(inside(p, self.writable) for p in paths):
             # Landlock checks it again, race-free; and a private /dev/shm is not what we see from here.
             outward = self.outward_link(name, args, paths[0])
@@ -393,6 +409,9 @@ _PATH_CALLS: dict[str, tuple[Any, ...]] = {
 }
 _FD_CALLS = {"fchmod": "chmod", "fchown": "chown", "fsetxattr": "xattr", "fremovexattr": "xattr"}
 
+
+# A thread's name: the `comm` file of a task of a process (resolve() writes /proc/self as /proc/<tid>).
+_COMM = re.compile(r"/proc/(\d+)/task/(\d+)/comm")
 
 # fcntl's record locks: F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW; struct flock's l_type values.
 _LOCKS = (6, 7, 37, 38)

@@ -1,0 +1,651 @@
+"""The cell's inputs, copied to a fresh process: what a spawned trial worker receives (`worker.py`).
+
+`pack` runs where the kernel's objects are (a sandboxed fork of the kernel, or a thread of it where
+CUDA is in use) and writes into one memory file: the cell's working set, the process-wide state that
+changes what a cell does, and the contiguous arrays as out-of-band buffers. `rebuild` runs in the worker,
+inside its sandbox: it maps the file privately (copy-on-write: the worker's writes reach nothing), and
+rebuilds the namespace the cell will run in.
+
+The working set is every name the cell reads that the kernel has, and, through the notebook's own
+functions and classes it reaches, every global their code reads, transitively. Objects go through the
+libraries' own pickling contracts (protocol 5: numpy and pandas hand their buffers over out of band;
+Keras 3 models save themselves with their optimizer state; torch tensors, scikit-learn estimators...);
+functions and classes defined in the notebook go by value (their code through `marshal`: the worker is
+the kernel's own Python), rebuilt with the worker's namespace as their globals, as in the kernel. What
+cannot be copied faithfully (a generator, an open file, a lock, a tf.data pipeline, an Enum of the
+notebook, anything whose pickling fails) is named with the reason and the worker never runs the cell.
+
+Stdlib only; a library is read only where `sys.modules` has it.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import marshal
+import os
+import pickle
+import struct
+import sys
+import types
+from typing import Any
+
+# What a worker copies at most (the inputs' in-band bytes and buffers together), unless told otherwise.
+DEFAULT_LIMIT_MB = 1024
+# Names the kernel provides that the worker's own shell provides again (never copied).
+SHELL_NAMES = frozenset(
+    {
+        "In",
+        "Out",
+        "get_ipython",
+        "exit",
+        "quit",
+        "display",
+        "_",
+        "__",
+        "___",
+        "_ih",
+        "_oh",
+        "_dh",
+        "__builtins__",
+    }
+)
+_MAGIC = b"CRANEPK1"
+_PAGE = 4096
+
+
+class Uncopyable(Exception):
+    """An input the worker cannot rebuild faithfully; the message names it and says why."""
+
+
+# -- the working set ---------------------------------------------------------------------------------
+
+
+def cell_names(code_text: str) -> set[str]:
+    """Every name the cell's Python mentions (reads, writes, `global`): a superset of what it reads."""
+    try:
+        tree = ast.parse(code_text)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+    return names
+
+
+def _code_names(code: types.CodeType, found: set[str]) -> None:
+    found.update(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _code_names(const, found)
+
+
+def _own_functions(value: Any, ns: dict[str, Any]) -> list[types.FunctionType]:
+    """The notebook functions `value` is or holds (a class's methods, properties, static methods)."""
+    if type(value) is types.FunctionType:
+        return [value] if value.__globals__ is ns else []
+    if isinstance(value, type) and _notebook_class(value, ns):
+        found: list[types.FunctionType] = []
+        for item in vars(value).values():
+            for fn in (item, getattr(item, "__func__", None), getattr(item, "fget", None)):
+                if type(fn) is types.FunctionType and fn.__globals__ is ns:
+                    found.append(fn)
+        return found
+    return []
+
+
+def working_set(code_text: str, ns: dict[str, Any], skip: frozenset[str] = frozenset()) -> list[str]:
+    """The names of `ns` the cell can reach: those it mentions, then the globals of the notebook's own
+    functions and classes among them, transitively; never those in `skip` (what the shell put there)."""
+    skip = skip | SHELL_NAMES
+    todo = [n for n in cell_names(code_text) if n in ns and n not in skip]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        value = ns[name]
+        for fn in _own_functions(value, ns):
+            reads: set[str] = set()
+            _code_names(fn.__code__, reads)
+            todo.extend(n for n in reads if n in ns and n not in seen and n not in skip)
+        if isinstance(value, type) and _notebook_class(value, ns):
+            todo.extend(b.__name__ for b in value.__mro__[1:] if _notebook_class(b, ns) and b.__name__ in ns)
+    return sorted(seen)
+
+
+def _notebook_class(cls: type, ns: dict[str, Any]) -> bool:
+    """A class the notebook defined: the worker cannot import it, so it goes by value."""
+    return bool(type.__dict__["__module__"].__get__(cls) == "__main__")
+
+
+def shell_names(ns: dict[str, Any], shell: Any) -> list[str]:
+    """Names IPython put in the namespace itself (`open`, `exit`, the output history...), still holding
+    what it put there: the worker's own shell provides its own."""
+    hidden = getattr(shell, "user_ns_hidden", None)
+    if not isinstance(hidden, dict):
+        return []
+    return [name for name, value in hidden.items() if name in ns and ns[name] is value]
+
+
+# -- process-wide state ------------------------------------------------------------------------------
+
+
+def process_state() -> dict[str, Any]:
+    """What outside the namespace changes what a cell does: each library's part only where the kernel
+    has loaded it. Every read is a getter; nothing is set."""
+    import warnings
+
+    state: dict[str, Any] = {"warnings": list(warnings.filters)}
+    rnd = sys.modules.get("random")
+    if rnd is not None:
+        state["random"] = rnd.getstate()
+    np = sys.modules.get("numpy")
+    if np is not None:
+        _read(state, "numpy_random", lambda: np.random.get_state())
+        _read(state, "numpy_err", lambda: np.geterr())
+        _read(state, "numpy_print", lambda: np.get_printoptions())
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        _read(state, "torch_rng", lambda: torch.get_rng_state())
+        _read(state, "torch_dtype", lambda: str(torch.get_default_dtype()).replace("torch.", ""))
+        _read(state, "torch_device", lambda: str(torch.get_default_device()))
+        _read(state, "torch_grad", lambda: bool(torch.is_grad_enabled()))
+        if torch.cuda.is_initialized():
+            _read(state, "torch_cuda_rng", lambda: [r.cpu() for r in torch.cuda.get_rng_state_all()])
+    tf = sys.modules.get("tensorflow")
+    if tf is not None:
+        _read(state, "tf_eager_functions", lambda: bool(tf.config.functions_run_eagerly()))
+        _read(state, "tf_seed", _tf_seed)
+    keras = sys.modules.get("keras")
+    if keras is not None:
+        _read(state, "keras_floatx", lambda: keras.backend.floatx())
+        _read(state, "keras_image_format", lambda: keras.backend.image_data_format())
+        _read(state, "keras_policy", lambda: keras.mixed_precision.dtype_policy().name)
+        _read(state, "keras_seed", _keras_seed_state)
+    pd = sys.modules.get("pandas")
+    if pd is not None:
+        _read(state, "pandas_options", lambda: _pandas_options(pd))
+    mpl = sys.modules.get("matplotlib")
+    if mpl is not None:
+        _read(state, "matplotlib_rc", lambda: _rc_changes(mpl))
+    return state
+
+
+def _read(state: dict[str, Any], key: str, getter: Any) -> None:
+    # A library too old for that getter: the worker keeps its own default.
+    with contextlib.suppress(Exception):
+        state[key] = getter()
+
+
+def _top_modules() -> set[str]:
+    heavy = ("numpy", "pandas", "scipy", "sklearn", "torch", "tensorflow", "keras", "matplotlib", "seaborn",
+             "PIL", "xgboost", "lightgbm", "statsmodels", "transformers", "torchvision")  # fmt: skip
+    return {name for name in heavy if name in sys.modules}
+
+
+def _local_modules() -> list[str]:
+    """Modules the notebook imported from files beside it (not installed, not the standard library): the
+    worker imports them again, from the same `sys.path`."""
+    import sysconfig
+
+    installed = {sysconfig.get_paths().get(k, "") for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    installed = {p for p in installed if p}
+    found = []
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None) if type(module) is types.ModuleType else None
+        if not isinstance(path, str) or "." in name or name.startswith("_crane"):
+            continue
+        real = os.path.realpath(path)
+        if any(real.startswith(os.path.realpath(p) + os.sep) for p in installed):
+            continue
+        if "site-packages" in real or "dist-packages" in real:
+            continue
+        found.append(name)
+    return sorted(found)
+
+
+def _tf_seed() -> Any:
+    context = sys.modules["tensorflow.python.eager.context"]
+    return context.global_seed()
+
+
+def _keras_seed_state() -> Any:
+    module = sys.modules.get("keras.src.random.seed_generator")
+    generator = getattr(module, "global_seed_generator", None)
+    if generator is None:
+        return None
+    gen = generator()
+    return {"seed": gen._initial_seed, "state": gen.state.numpy()}
+
+
+def _pandas_options(pd: Any) -> dict[str, Any]:
+    config = sys.modules["pandas._config.config"]
+    deprecated = getattr(config, "_deprecated_options", {})
+    changed = {}
+    for key, option in config._registered_options.items():
+        if key in deprecated:
+            continue  # reading one warns (and its value follows another option's)
+        try:
+            value = pd.get_option(key)
+        except Exception:
+            continue
+        if value is not option.defval and value != option.defval:
+            changed[key] = value
+    return changed
+
+
+def _rc_changes(mpl: Any) -> dict[str, Any]:
+    defaults = mpl.rcParamsDefault
+    return {
+        k: v
+        for k, v in dict.items(mpl.rcParams)
+        if k != "backend" and k in defaults and _differs(v, dict.__getitem__(defaults, k))
+    }
+
+
+def _differs(a: Any, b: Any) -> bool:
+    try:
+        return bool(a != b)
+    except Exception:
+        return True
+
+
+def restore_state(state: dict[str, Any]) -> list[str]:  # pragma: no cover - runs in the worker
+    """Set the process-wide state read by `process_state`; returns what could not be set (said in the
+    outcome)."""
+    import warnings
+
+    missed: list[str] = []
+
+    def put(key: str, setter: Any) -> None:
+        if key in state and state[key] is not None:
+            try:
+                setter(state[key])
+            except Exception as exc:
+                missed.append(f"{key}: {type(exc).__name__}")
+
+    warnings.filters[:] = state.get("warnings", warnings.filters)  # type: ignore[index]
+    warnings._filters_mutated()  # type: ignore[attr-defined]
+    put("random", lambda v: __import__("random").setstate(v))
+    np = sys.modules.get("numpy")
+    if np is not None:
+        put("numpy_random", np.random.set_state)
+        put("numpy_err", lambda v: np.seterr(**v))
+        put("numpy_print", lambda v: np.set_printoptions(**v))
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        put("torch_rng", torch.set_rng_state)
+        put("torch_dtype", lambda v: torch.set_default_dtype(getattr(torch, v)))
+        put("torch_device", lambda v: torch.set_default_device(v) if v != "cpu" else None)
+        put("torch_grad", torch.set_grad_enabled)
+        put("torch_cuda_rng", torch.cuda.set_rng_state_all)
+    tf = sys.modules.get("tensorflow")
+    if tf is not None:
+        put("tf_eager_functions", tf.config.run_functions_eagerly)
+        put("tf_seed", tf.random.set_seed)
+    keras = sys.modules.get("keras")
+    if keras is not None:
+        put("keras_floatx", keras.backend.set_floatx)
+        put("keras_image_format", keras.backend.set_image_data_format)
+        put("keras_policy", keras.mixed_precision.set_dtype_policy)
+        put("keras_seed", _restore_keras_seed)
+    pd = sys.modules.get("pandas")
+    if pd is not None:
+        put("pandas_options", lambda v: [pd.set_option(k, x) for k, x in v.items()])
+    mpl = sys.modules.get("matplotlib")
+    if mpl is not None:
+        put("matplotlib_rc", mpl.rcParams.update)
+    return missed
+
+
+def _restore_keras_seed(value: dict[str, Any]) -> None:  # pragma: no cover - worker only
+    module = sys.modules["keras.src.random.seed_generator"]
+    gen = module.global_seed_generator()
+    gen.state.assign(value["state"])
+
+
+# -- pickling ----------------------------------------------------------------------------------------
+
+
+def _make_function(
+    code: bytes, name: str, defaults: Any, kwdefaults: Any, closure: Any, extra: dict[str, Any]
+) -> Any:
+    """A notebook function rebuilt in the worker, with the worker's namespace as its globals."""
+    fn = types.FunctionType(marshal.loads(code), _NAMESPACE[0], name, defaults, closure)
+    fn.__kwdefaults__ = kwdefaults
+    fn.__dict__.update(extra.get("dict") or {})
+    for key in ("__qualname__", "__module__", "__doc__", "__annotations__"):
+        if key in extra:
+            setattr(fn, key, extra[key])
+    return fn
+
+
+def _make_cell() -> Any:
+    return types.CellType()
+
+
+def _fill_cell(cell: Any, contents: Any) -> None:
+    cell.cell_contents = contents
+
+
+def _make_class(meta: type, name: str, bases: tuple[type, ...], module: str, qualname: str) -> type:
+    made: type = meta(name, bases, {"__module__": module, "__qualname__": qualname})
+    return made
+
+
+def _fill_class(cls: type, state: dict[str, Any]) -> None:
+    for key, value in state.items():
+        setattr(cls, key, value)
+    import abc
+
+    if isinstance(cls, abc.ABCMeta):
+        abc.update_abstractmethods(cls)  # type: ignore[arg-type]
+
+
+def _import(name: str) -> Any:
+    import importlib
+
+    return importlib.import_module(name)
+
+
+# The namespace functions rebuilt by `_make_function` take as their globals (set by `rebuild`).
+_NAMESPACE: list[dict[str, Any]] = [{}]
+# Class attributes a class statement makes by itself (or that the metaclass keeps), never copied.
+_CLASS_SKIP = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__", "_abc_impl"})
+
+
+class _Counter(io.RawIOBase):
+    """The pickle's in-band stream, written to the pack file, with a cap on its size."""
+
+    def __init__(self, fh: Any, limit: int) -> None:
+        self.fh = fh
+        self.limit = limit
+        self.n = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self.n += len(data)
+        if self.n > self.limit:
+            raise _TooBig(self.n)
+        return int(self.fh.write(data))
+
+
+class _TooBig(Exception):
+    pass
+
+
+class _Packer(pickle.Pickler):
+    def __init__(self, file: Any, ns: dict[str, Any], buffers: list[Any], limit: int) -> None:
+        super().__init__(file, protocol=5, buffer_callback=self._buffer)
+        self.ns = ns
+        self.buffers = buffers
+        self.buffered = 0
+        self.limit = limit
+        self.reads: set[str] = set()  # globals the notebook code pickled here reads
+        self.guarded = False  # refuse the notebook's own pickling code (see `pack`)
+
+    def _buffer(self, buffer: pickle.PickleBuffer) -> bool:
+        view = buffer.raw()
+        if not view.contiguous:
+            return True  # in band
+        self.buffered += view.nbytes
+        if self.buffered > self.limit:
+            raise _TooBig(self.buffered)
+        self.buffers.append(view)
+        return False
+
+    def reducer_override(self, obj: Any) -> Any:
+        kind = type(obj)
+        if kind is types.FunctionType:
+            if obj.__globals__ is self.ns or obj.__module__ == "__main__":
+                return self._function(obj)
+            return NotImplemented
+        if kind is types.ModuleType:
+            name = obj.__name__
+            if name == "__main__" or sys.modules.get(name) is not obj:
+                raise Uncopyable(f"the module object {name!r} is not the one `import {name}` gives")
+            return (_import, (name,))
+        if kind is types.CodeType:
+            return (marshal.loads, (marshal.dumps(obj),))
+        if kind is types.CellType:
+            try:
+                contents = obj.cell_contents
+            except ValueError:
+                return (_make_cell, ())
+            return (_make_cell, (), contents, None, None, _fill_cell)
+        if isinstance(obj, type) and _notebook_class(obj, self.ns):
+            return self._class(obj)
+        if self.guarded and _pickles_itself(kind, self.ns):
+            raise Uncopyable(
+                f"the notebook's class {kind.__qualname__} pickles itself with its own code, which would run "
+                "in the kernel (inputs of a GPU kernel's trial are copied by a thread of the kernel)"
+            )
+        if kind is property:  # a notebook class's members (pickle takes these by reference only)
+            return (property, (obj.fget, obj.fset, obj.fdel, obj.__doc__))
+        if kind in (staticmethod, classmethod):
+            return (kind, (obj.__func__,))
+        return NotImplemented
+
+    def _function(self, fn: types.FunctionType) -> Any:
+        if fn.__globals__ is self.ns:
+            _code_names(fn.__code__, self.reads)
+        extra: dict[str, Any] = {"__qualname__": fn.__qualname__, "__module__": fn.__module__}
+        if fn.__doc__ is not None:
+            extra["__doc__"] = fn.__doc__
+        if fn.__dict__:
+            extra["dict"] = dict(fn.__dict__)
+        args = (
+            marshal.dumps(fn.__code__),
+            fn.__name__,
+            fn.__defaults__,
+            fn.__kwdefaults__,
+            fn.__closure__,
+            extra,
+        )
+        return (_make_function, args)
+
+    def _class(self, cls: type) -> Any:
+        meta = type(cls)
+        import abc
+
+        if meta not in (type, abc.ABCMeta):
+            raise Uncopyable(
+                f"the notebook's class {cls.__qualname__} has the metaclass {meta.__qualname__} "
+                "(an Enum, a model framework's class...), which cannot be rebuilt in another process"
+            )
+        state = {k: v for k, v in vars(cls).items() if k not in _CLASS_SKIP}
+        if "__slots__" in state:
+            for slot in [state["__slots__"]] if isinstance(state["__slots__"], str) else state["__slots__"]:
+                state.pop(slot, None)  # the slots' descriptors come back with the class
+        args = (meta, cls.__name__, cls.__bases__, "__main__", cls.__qualname__)
+        return (_make_class, args, state, None, None, _fill_class)
+
+
+_SELF_PICKLING = ("__reduce__", "__reduce_ex__", "__getstate__", "__getnewargs__", "__getnewargs_ex__")
+
+
+def _pickles_itself(kind: type, ns: dict[str, Any]) -> bool:
+    """A notebook class (or a notebook base of it) that defines how its objects pickle."""
+    try:
+        mro = type.__dict__["__mro__"].__get__(kind)
+    except Exception:
+        return False
+    return any(_notebook_class(c, ns) and any(n in vars(c) for n in _SELF_PICKLING) for c in mro)
+
+
+def estimate(value: Any) -> int:
+    """The bytes an object's data holds, as its library counts them (no data is read)."""
+    kind = type(value)
+    root = getattr(kind, "__module__", "").split(".")[0]
+    try:
+        if root == "numpy" and hasattr(value, "nbytes"):
+            return int(value.nbytes)
+        if root == "pandas" and hasattr(value, "memory_usage"):
+            usage = value.memory_usage(index=True, deep=False)
+            return int(usage.sum()) if hasattr(usage, "sum") else int(usage)
+        if root == "torch" and hasattr(value, "element_size"):
+            return int(value.element_size() * value.nelement())
+    except Exception:
+        return 0
+    if kind in (list, tuple, set, frozenset):
+        return sum(estimate(v) for v in list(value)[:100_000])
+    if kind is dict:
+        return sum(estimate(v) for v in list(value.values())[:100_000])
+    return 0
+
+
+def pack(
+    fd: int,
+    code_text: str,
+    ns: dict[str, Any],
+    limit_mb: float = DEFAULT_LIMIT_MB,
+    shell: Any = None,
+    guarded: bool = False,
+) -> dict[str, Any]:
+    """Write the cell's inputs into the file `fd` (a memfd); returns what was packed, in numbers and
+    names. Raises `Uncopyable` with the reason where an input cannot be copied faithfully. `guarded`
+    (packing in the kernel itself, not in a sandboxed fork): an object of the notebook's own class that
+    pickles itself with its own code is not copied (that code would run in the kernel).
+
+    The notebook code met while pickling (the methods of an object's class, a function in a list) may
+    read globals the cell never names: they are added and the pack is written again, until none is
+    missing, so the worker never lacks a name the kernel has."""
+    skip = frozenset(shell_names(ns, shell))
+    names = set(working_set(code_text, ns, skip))
+    limit = int(limit_mb * 1024 * 1024)
+    state = process_state()
+    for _ in range(8):
+        values = {name: ns[name] for name in sorted(names)}
+        total = sum(estimate(v) for v in values.values())
+        if total > limit:
+            raise Uncopyable(
+                f"the cell's inputs are {_size(total)}; the worker copies at most {_size(limit)}"
+            )
+        written, missing = _write(fd, {"names": values, "state": state}, ns, limit, guarded)
+        missing -= skip
+        if not missing - names:
+            break
+        names |= missing
+    return {
+        "names": sorted(names),
+        "package": __name__.rsplit(".", 2)[0],
+        **written,
+    }
+
+
+def _write(
+    fd: int, payload: dict[str, Any], ns: dict[str, Any], limit: int, guarded: bool = False
+) -> tuple[dict[str, Any], set[str]]:
+    """One pack of `payload` into `fd`; (its sizes, the globals its notebook code reads that `ns` has)."""
+    buffers: list[Any] = []
+    header = struct.Struct("<8sQ")
+    os.ftruncate(fd, 0)
+    with os.fdopen(os.dup(fd), "wb") as fh:
+        fh.seek(0)
+        fh.write(header.pack(_MAGIC, 0))
+        counter = _Counter(fh, limit)
+        packer = _Packer(counter, ns, buffers, limit)
+        packer.guarded = guarded
+        try:
+            packer.dump(payload)
+        except _TooBig:
+            raise Uncopyable(
+                f"the cell's inputs are over {_size(limit)}, which is what the worker copies at most"
+            ) from None
+        except Uncopyable:
+            raise
+        except BaseException as exc:
+            raise Uncopyable(_culprit(payload["names"], ns, exc)) from None
+        pickled = counter.n
+        offsets = []
+        position = header.size + pickled
+        for view in buffers:
+            position = -(-position // _PAGE) * _PAGE  # page-aligned: the worker maps each in place
+            fh.seek(position)
+            fh.write(view)
+            offsets.append((position, view.nbytes))
+            position += view.nbytes
+        index = pickle.dumps({"pickle": (header.size, pickled), "buffers": offsets}, protocol=5)
+        fh.seek(position)
+        fh.write(index)
+        fh.seek(0)
+        fh.write(header.pack(_MAGIC, position))
+    sizes = {"inputs_bytes": pickled + sum(n for _, n in offsets), "buffers": len(offsets)}
+    missing = {name for name in packer.reads if name in ns and name not in SHELL_NAMES}
+    return sizes, missing
+
+
+def _culprit(values: dict[str, Any], ns: dict[str, Any], exc: BaseException) -> str:
+    """Which input could not be pickled, and why, in words."""
+    for name, value in values.items():
+        try:
+            _Packer(io.BytesIO(), ns, [], 1 << 62).dump(value)
+        except Uncopyable as inner:
+            return f"`{name}`: {inner}"
+        except BaseException as inner:
+            return f"`{name}` ({_type_name(value)}) cannot be copied to another process: {_why(inner)}"
+    return f"the cell's inputs cannot be copied to another process: {_why(exc)}"
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:300]
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    module = type.__dict__["__module__"].__get__(kind)
+    name = type.__dict__["__qualname__"].__get__(kind)
+    return name if module == "builtins" else f"{module}.{name}"
+
+
+def _size(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
+class _Unpacker(pickle.Unpickler):
+    """Reads the pack with this process's payload package in place of the kernel's."""
+
+    def __init__(self, file: Any, buffers: list[Any], kernel_package: str) -> None:
+        super().__init__(file, buffers=buffers)
+        self.kernel_package = kernel_package
+        self.here = __name__.rsplit(".", 2)[0]
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == self.kernel_package or module.startswith(self.kernel_package + "."):
+            module = self.here + module[len(self.kernel_package) :]
+        return super().find_class(module, name)
+
+
+def rebuild(fd: int, ns: dict[str, Any], kernel_package: str) -> dict[str, Any]:  # pragma: no cover
+    """In the worker: map the pack privately and rebuild its names into `ns`; returns the state (for
+    `restore_state`) and the names."""
+    import mmap
+
+    with os.fdopen(os.dup(fd), "rb") as fh:
+        header = struct.Struct("<8sQ")
+        fh.seek(0)  # the packer left the shared offset at its end
+        magic, index_at = header.unpack(fh.read(header.size))
+        if magic != _MAGIC:
+            raise ValueError("not a pack of the inputs")
+        size = os.fstat(fh.fileno()).st_size
+        whole = mmap.mmap(fh.fileno(), size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    view = memoryview(whole)
+    index = pickle.loads(view[index_at:])
+    start, length = index["pickle"]
+    buffers = [view[offset : offset + n] for offset, n in index["buffers"]]
+    _NAMESPACE[0] = ns
+    payload = _Unpacker(io.BytesIO(view[start : start + length]), buffers, kernel_package).load()
+    ns.update(payload["names"])
+    return {"state": payload["state"], "names": sorted(payload["names"])}

@@ -1,0 +1,373 @@
+"""The kernel's side of the trial worker: a trial where the fork cannot go, in a fresh process.
+
+A forked child cannot run TensorFlow's graph functions or big ops (its thread pools do not survive the
+fork) nor use the kernel's GPU. There the trial runs in a worker: a fresh interpreter of the kernel's own
+Python (`spawned.py`), started ahead of need as a warm spare with the libraries the kernel has loaded,
+sandboxed as the forked child is, used for one trial and discarded; the next spare starts in the
+background. The cell's inputs reach it as a copy (`transfer.py`), packed in a sandboxed fork of the
+kernel (the kernel is blocked only for the fork, and reading its objects changes none of them), and the
+worker's outcome comes back through the same supervising thread as the fork's (`watch.py`).
+
+`needed` says when: the kernel has a live TensorFlow runtime and the cell reaches TensorFlow or Keras
+(a model, a tensor, the module, a notebook function that uses them). What cannot be copied faithfully
+makes the outcome *unavailable* with the reason, never *crashed* or *finished*.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+from ..cell import runnable
+from . import fork, spawned, tfwork, transfer
+from .outcome import ms, unavailable
+from .watch import Trial
+
+# Seconds a worker may take from its job to "ready": a spare still warming up imports its libraries,
+# and the inputs are rebuilt (a cold start with TensorFlow takes several seconds on a small machine).
+SETUP_S = 60.0
+# Seconds the packing fork may take, beyond the cell's budget.
+PACK_S = 30.0
+# The share of each GPU's memory a worker may allocate (torch's per-process cap): the kernel keeps the rest.
+GPU_FRACTION = 0.5
+# Libraries whose objects a forked child cannot run once their runtime lives in the kernel.
+GRAPH_ROOTS = ("tensorflow", "keras", "tf_keras")
+
+_spare: Spare | None = None
+_spare_lock = threading.Lock()
+
+
+def needed(code_text: str, ns: dict[str, Any]) -> str | None:
+    """Why this cell's trial should run in a worker (None: the fork will do)."""
+    if tfwork.initialised_context() is None:
+        return None
+    for name in transfer.working_set(code_text, ns):
+        if _root(ns[name]) in GRAPH_ROOTS:
+            return f"the cell uses TensorFlow (`{name}`), whose thread pools do not survive a fork"
+    return None
+
+
+def _root(value: Any) -> str:
+    kind = type(value)
+    if kind is type(sys):
+        name = value.__dict__.get("__name__")
+    elif isinstance(value, type):
+        name = type.__dict__["__module__"].__get__(value)
+    else:
+        name = type.__dict__["__module__"].__get__(kind)
+    return name.split(".", 1)[0] if isinstance(name, str) else ""
+
+
+# -- the spare ----------------------------------------------------------------------------------------
+
+
+class Spare:
+    """A spawned worker waiting for its one job."""
+
+    def __init__(self, opts: dict[str, Any], scratch: str) -> None:
+        import socket
+        import subprocess
+
+        self.scratch = scratch
+        self.cwd = os.getcwd()
+        self.modules = sorted(transfer._top_modules())
+        self.started = time.monotonic()
+        self.warm: dict[str, Any] | None = None
+        self.buffer = b""
+        report_r, report_w = os.pipe()
+        life_r, life_w = os.pipe()
+        self.control, theirs = socket.socketpair()
+        args = {
+            "report": report_w, "lifeline": life_r, "control": theirs.fileno(), "modules": self.modules,
+            "memory_mb": int(opts["memory_mb"]), "nice": int(opts["nice"]), "sys_path": list(sys.path),
+            "scratch": scratch,
+        }  # fmt: skip
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="agg")
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-c", spawned.BOOTSTRAP],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(report_w, life_r, theirs.fileno()),
+                start_new_session=True,  # an interrupt of the kernel's process group does not reach it
+                cwd=self.cwd,
+                env=env,
+            )
+        finally:
+            for fd in (report_w, life_r):
+                os.close(fd)
+            theirs.close()
+        self.pid = self.proc.pid
+        self.report = report_r
+        self.lifeline = life_w
+        try:  # the supervisor reads the worker's memory; opened before it leaves our credentials
+            self.memory = os.open(f"/proc/{self.pid}/mem", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self.memory = -1
+        key, sources = payload_sources()
+        data = json.dumps({"key": key, "sources": sources, "args": args}).encode()
+        stdin = self.proc.stdin
+        try:
+            if stdin is not None:
+                stdin.write(data)
+                stdin.close()
+        except OSError:
+            pass
+
+    def ready(self, timeout: float) -> dict[str, Any] | None:
+        """The worker's "warm" report, waiting up to `timeout` seconds; None if it died or is not warm."""
+        import select
+
+        deadline = time.monotonic() + timeout
+        while self.warm is None:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.proc.poll() is not None:
+                return None
+            readable, _, _ = select.select([self.report], [], [], left)
+            if readable:
+                chunk = os.read(self.report, 65536)
+                if not chunk:
+                    return None
+                self.buffer += chunk
+                if b"\n" in self.buffer:
+                    line, self.buffer = self.buffer.split(b"\n", 1)
+                    with contextlib.suppress(ValueError):
+                        self.warm = json.loads(line)
+        return self.warm
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def discard(self) -> None:
+        """End it and leave nothing: the process, its descriptors, its scratch directory."""
+        import shutil
+        import signal
+
+        with contextlib.suppress(OSError):
+            os.killpg(self.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            self.proc.wait(timeout=5)
+        for fd in (self.report, self.lifeline, self.memory):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        with contextlib.suppress(OSError):
+            self.control.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def describe() -> dict[str, Any]:
+    """The spare as benchmarks and tests see it: warm or not, its pid, start time, resident memory."""
+    with _spare_lock:
+        spare = _spare
+        if spare is None or not spare.alive():
+            return {"warm": False}
+        warm = spare.ready(0)
+    rss_kb = 0
+    with contextlib.suppress(OSError, ValueError), open(f"/proc/{spare.pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                rss_kb = int(line.split()[1])
+    return {
+        "warm": warm is not None,
+        "pid": spare.pid,
+        "warm_ms": (warm or {}).get("warm_ms"),
+        "rss_mb": round(rss_kb / 1024, 1),
+        "modules": spare.modules,
+    }
+
+
+def payload_sources() -> tuple[str, list[tuple[str, str, str]]]:
+    """The payload's name for the worker and its sources: those the kernel received (envelope.py keeps
+    them), or the files of the source tree where the payload was imported as a package (tests)."""
+    package = __name__.rsplit(".", 2)[0]
+    envelope = sys.modules.get(package + ".envelope")
+    kept = getattr(envelope, "kept_sources", None)
+    if kept:
+        return package, list(kept)
+    root = sys.modules[package]
+    folder = os.path.dirname(os.path.abspath(root.__file__ or ""))
+    sources = []
+    for name in root.MANIFEST:
+        with open(os.path.join(folder, f"{name}.py"), encoding="utf-8") as fh:
+            sources.append((name, f"crane_jupyterlab/kernel/{name}.py", fh.read()))
+    prefix = getattr(envelope, "PREFIX", "_crane_jupyterlab_probe_")
+    return prefix + "worker", sources
+
+
+def warm_up(opts: dict[str, Any], scratch: Any) -> None:
+    """Start a spare in the background unless a live one for this working directory is there."""
+    with _spare_lock:
+        if _spare is not None and _spare.alive() and _spare.cwd == os.getcwd():
+            return
+    import _thread
+
+    _thread.start_new_thread(_replace, (opts, scratch))
+
+
+def _replace(opts: dict[str, Any], scratch: Any) -> None:
+    global _spare
+    with contextlib.suppress(Exception):
+        fresh = Spare(opts, scratch())
+        with _spare_lock:
+            old, _spare = _spare, fresh
+        if old is not None:
+            old.discard()
+
+
+def _take(opts: dict[str, Any], scratch: Any) -> tuple[Spare, str]:
+    """The spare if one is alive for this directory (it was warm or is warming), else a new one."""
+    global _spare
+    with _spare_lock:
+        spare, _spare = _spare, None
+    if spare is not None and spare.alive() and spare.cwd == os.getcwd():
+        return spare, "warm" if spare.warm is not None or spare.ready(0) else "warming"
+    if spare is not None:
+        spare.discard()
+    return Spare(opts, scratch()), "cold"
+
+
+# -- one trial through the worker ---------------------------------------------------------------------
+
+
+class WorkerTrial:
+    """What `control` keeps for a trial that runs in a worker: the packing fork, then the worker, each
+    watched by this object's thread; one token and one outcome for both."""
+
+    def __init__(self, opts: dict[str, Any], scratch: Any, reason: str) -> None:
+        self.opts = opts
+        self.scratch = scratch  # makes a new scratch directory
+        self.reason = reason
+        self.token = os.urandom(6).hex()
+        self.outcome: dict[str, Any] | None = None
+        self.current: Trial | None = None
+        self.stopped: str | None = None
+        self.forked = 0.0
+        self.blocked_ms = 0.0
+        self.fork_ms = 0.0
+        self.fork_cpu_ms = 0.0
+        self.pid = 0
+        self.setup_s = PACK_S + SETUP_S
+        self.pack = -1
+        self.cuda = False
+        self.packing: Any = None
+        self.source = ""
+        self.environment: dict[str, Any] = {}
+
+    def start(self, source: str, ns: dict[str, Any], shell: Any, cuda: bool = False) -> None:
+        """On the kernel's thread: fork the packer (the only time the kernel waits), then let a thread
+        of the kernel do the rest. With `cuda` (a fork could not read the GPU) the inputs are packed on
+        that thread instead, without running any code of the notebook (transfer.pack's `guarded`)."""
+        import _thread
+
+        self.pack = os.memfd_create("crane-trial-inputs", os.MFD_CLOEXEC)
+        self.cuda = cuda
+        if cuda:
+            self.packing = (runnable(source, shell), ns, shell)
+            self.forked = time.monotonic()
+        else:
+            packer = Trial({**self.opts, "budget_s": float(self.opts["budget_s"]) + PACK_S}, self.scratch())
+            fork.fork(packer, source, ns, shell, pack=self.pack)
+            self.current = packer
+            self.forked, self.pid = packer.forked, packer.pid
+            self.fork_ms, self.fork_cpu_ms = packer.fork_ms, packer.fork_cpu_ms
+        # What the worker takes from the kernel's process besides the pack (getters only; the modules
+        # imported from files beside the notebook are looked for on the relay's thread).
+        self.environment = {"cwd": os.getcwd(), "sys_path": list(sys.path), "environ": dict(os.environ)}
+        self.source = source
+        _thread.start_new_thread(self._run, ())
+
+    def stop(self, why: str) -> None:
+        if self.outcome is None and self.stopped is None:
+            self.stopped = why
+            current = self.current
+            if current is not None:
+                current.stop(why)
+
+    def _run(self) -> None:
+        try:
+            self.outcome = self._through_worker()
+        except Exception as exc:  # the thread always leaves an outcome
+            self.outcome = unavailable(f"the trial worker failed: {type(exc).__name__}: {exc}")
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(self.pack)
+            warm_up(self.opts, self.scratch)  # the next trial finds a spare
+
+    def _packed_here(self) -> dict[str, Any]:
+        """The inputs packed on this thread of the kernel (CUDA in use)."""
+        code_text, ns, shell = self.packing
+        limit = float(self.opts.get("worker_max_mb") or transfer.DEFAULT_LIMIT_MB)
+        try:
+            return {"status": "packed", **transfer.pack(self.pack, code_text, ns, limit, shell, guarded=True)}
+        except transfer.Uncopyable as exc:
+            return unavailable(str(exc))
+        finally:
+            self.packing = None
+
+    def _through_worker(self) -> dict[str, Any]:
+        t0 = time.monotonic()
+        if self.cuda:
+            packed = self._packed_here()
+        else:
+            packer = self.current
+            assert packer is not None
+            packer.watch()
+            packed = packer.outcome or {}
+        pack_ms = ms(time.monotonic() - t0)
+        if self.stopped is not None:
+            return unavailable(self.stopped)
+        if packed.get("status") != "packed":
+            why = packed.get("reason") or packed.get("message") or packed.get("status")
+            if packed.get("status") == "crashed":
+                why = f"{packed.get('exception')}: {packed.get('message')}"
+            return unavailable(f"the cell's inputs could not be copied to a worker: {why}")
+        self.environment["local_modules"] = transfer._local_modules()
+        t1 = time.monotonic()
+        spare, temperature = _take(self.opts, self.scratch)
+        warm = spare.ready(SETUP_S)
+        if warm is None:
+            spare.discard()
+            return unavailable("the trial worker did not start (its interpreter failed to warm up)")
+        trial = Trial(self.opts, spare.scratch)
+        trial.setup_s = SETUP_S
+        trial.pid, trial.reader, trial.control = spare.pid, spare.report, spare.control
+        trial.memory = spare.memory
+        trial.detect_deadlock = False
+        trial.warm_kb = int(warm.get("warm_kb") or 0)
+        spare.memory = spare.report = -1  # the watching thread closes them now
+        job = {
+            "source": self.source,
+            "opts": self.opts,
+            "scratch": spare.scratch,
+            "package": packed.get("package"),
+            "cuda": self.cuda,
+            "gpu_fraction": float(self.opts.get("worker_gpu_fraction") or GPU_FRACTION),
+            **self.environment,
+        }
+        import socket
+
+        socket.send_fds(spare.control, [json.dumps(job).encode() + b"\n"], [self.pack])
+        trial.forked = time.monotonic()
+        self.current = trial
+        if self.stopped is not None:
+            trial.stop(self.stopped)
+        trial.watch()
+        spare.discard()  # the watching thread closed its pipes already; closing twice is harmless
+        outcome = dict(trial.outcome or unavailable("the worker left no outcome"))
+        outcome["worker"] = {
+            "spare": temperature,
+            "warm_ms": warm.get("warm_ms"),
+            "pack_ms": pack_ms,
+            "handover_ms": ms(trial.forked - t1),
+            "rebuild_ms": (trial.ready or {}).get("rebuild_ms"),
+            "inputs_mb": round(float(packed.get("inputs_bytes") or 0) / (1 << 20), 2),
+            "names": len(packed.get("names") or []),
+            "reason": self.reason,
+        }
+        return outcome

@@ -1,0 +1,339 @@
+"""Trials in a spawned worker (kernel/trial/worker.py), in a real ipykernel, called as the server calls
+them: for each kind of process-wide state a cell may depend on, the worker's outcome is the real run's;
+each kind of input that cannot be copied ends *unavailable* with its reason; the kernel's arrays, weights
+and files stay byte-for-byte the same; the sandbox's side-effect suite (test_private_writes.py) holds in
+the worker; a Keras `fit` that crashes inside its training step is observed; nothing outlives the kernel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from jupyter_client.asynchronous.client import AsyncKernelClient
+from test_private_writes import OUTSIDE, WRITERS, checksums
+
+from crane_jupyterlab.bench.kernels import CellFailed, fresh_kernel, run_cell
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.asyncio(loop_scope="module"),
+]
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> dict[str, Any]:
+    from crane_jupyterlab.kernel.trial.sandbox import confine
+
+    found = confine.probe()
+    if not (found.get("available") and found.get("netns") and found.get("landlock_abi")):
+        pytest.skip(f"no OS sandbox with namespaces and Landlock here: {found}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The kernel's working directory: files the trials write to, which must not change."""
+    root = tmp_path_factory.mktemp("worker")
+    (root / "data").mkdir()
+    (root / "data" / "a.txt").write_text("alpha\n")
+    (root / "data" / "b.csv").write_text("x,y\n1,2\n")
+    (root / "data" / "run.log").write_text("first line\n")
+    (root / "data" / "sub").mkdir()
+    (root / "data" / "sub" / "c.bin").write_bytes(bytes(range(256)))
+    (root / "lib").mkdir()
+    (root / "lib" / "helpers_beside.py").write_text("VALUE = 7\ndef twice(x):\n    return 2 * x\n")
+    (root / "elsewhere").mkdir()
+    (root / "elsewhere" / "only_here.txt").write_text("here")
+    return root
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def kernel(home: Path, sandbox: dict[str, Any]) -> AsyncIterator[AsyncKernelClient]:
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(
+            kc,
+            "import os, pathlib, pickle, logging, tempfile, random, warnings, json\n"
+            "TMP = tempfile.gettempdir()\n"
+            "import numpy as np, pandas as pd\n"
+            "W = pathlib.Path('data')\n"
+            "df = pd.DataFrame({'x': [1, 2, 3], 'y': [4.0, 5.0, 6.0]})\n"
+            "arr = np.arange(12.0).reshape(3, 4)\n",
+        )
+        yield kc
+
+
+async def trial(kit: SimpleNamespace, kc: AsyncKernelClient, cell: str, **options: Any) -> dict[str, Any]:
+    """A trial in the worker, as the server asks for one; the outcome, which must say it ran there."""
+    options = {"private_writes": True, "worker": "always", "budget_s": 10.0, **options}
+    result = await kit.run_in_kernel(kc, cell, **options)
+    assert result["start"].get("way", "worker") == "worker", result
+    outcome: dict[str, Any] = result["outcome"]
+    return outcome
+
+
+async def real(kc: AsyncKernelClient, cell: str) -> dict[str, Any]:
+    """The cell run for real in the kernel: finished, or crashed with its exception's name."""
+    try:
+        await run_cell(kc, cell)
+    except CellFailed as failed:
+        return {"status": "crashed", "exception": str(failed).split(":", 1)[0].split()[-1]}
+    return {"status": "finished"}
+
+
+# -- the state a cell depends on -------------------------------------------------------------------
+
+# (setup run in the kernel, target cell): the target's outcome depends on that state being copied.
+STATE = {
+    "python-random": (
+        "random.seed(11)\nrandom.random()\n_s = random.getstate()\nEXPECTED = random.random()\n"
+        "random.setstate(_s)",
+        "assert random.random() == EXPECTED",
+    ),
+    "numpy-random": (
+        "np.random.seed(5)\nnp.random.rand()\n_s = np.random.get_state()\nEXPECTED = np.random.rand()\n"
+        "np.random.set_state(_s)",
+        "assert np.random.rand() == EXPECTED",
+    ),
+    "numpy-errors": ("np.seterr(all='raise')", "np.array([1.0]) / 0"),
+    "numpy-errors-default": ("np.seterr(all='warn')", "np.array([1.0]) / 0"),
+    "warnings-filters": ("warnings.simplefilter('error', UserWarning)", "warnings.warn('careful')"),
+    "pandas-options": (
+        "pd.set_option('display.max_rows', 7)",
+        "assert pd.get_option('display.max_rows') == 7",
+    ),
+    "working-directory": ("os.chdir('elsewhere')", "assert open('only_here.txt').read() == 'here'"),
+    "environment": (
+        "os.environ['CRANE_WORKER_TEST'] = 'yes'",
+        "assert os.environ['CRANE_WORKER_TEST'] == 'yes'",
+    ),
+    "module-beside-the-notebook": (
+        "import sys\nsys.path.insert(0, os.path.abspath('lib'))\nimport helpers_beside",
+        "assert helpers_beside.twice(helpers_beside.VALUE) == 14",
+    ),
+    "notebook-code-and-its-globals": (
+        "K = 2\ndef g(x):\n    return x * K\n"
+        "class Model:\n    def predict(self, x):\n        return g(x) + 1\nm = Model()",
+        "assert m.predict(1) == 3\nK = 10\nassert m.predict(1) == 21",
+    ),
+    "torch-random-and-dtype": (
+        "import torch\ntorch.manual_seed(3)\ntorch.rand(1)\n_s = torch.get_rng_state()\n"
+        "EXPECTED = torch.rand(1).item()\ntorch.set_rng_state(_s)\ntorch.set_default_dtype(torch.float64)",
+        "assert torch.rand(1).item() == EXPECTED and torch.zeros(1).dtype == torch.float64",
+    ),
+    "keras-floatx-and-eager": (
+        "import keras, tensorflow as tf\nkeras.backend.set_floatx('float64')\n"
+        "tf.config.run_functions_eagerly(True)",
+        "assert keras.backend.floatx() == 'float64' and tf.config.functions_run_eagerly()",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATE))
+async def test_the_worker_sees_the_state_the_real_run_sees(
+    name: str, kit: SimpleNamespace, home: Path, sandbox: dict[str, Any]
+) -> None:
+    setup, target = STATE[name]
+    if "torch" in setup:
+        pytest.importorskip("torch")
+    if "keras" in setup:
+        pytest.importorskip("keras")
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, "import os, random, warnings\nimport numpy as np, pandas as pd\n" + setup)
+        outcome = await trial(kit, kc, target)
+        truth = await real(kc, target)
+    assert outcome["status"] == truth["status"], (outcome, truth)
+    if truth["status"] == "crashed":
+        assert outcome["exception"] == truth["exception"]
+    assert outcome["worker"]["reason"]  # it ran in the worker
+
+
+# -- what cannot be copied -------------------------------------------------------------------------
+
+UNCOPYABLE = {
+    "generator": ("gen = (i for i in range(3))", "next(gen)", "`gen`"),
+    "open-file": ("fh = open('data/a.txt')", "fh.read()", "`fh`"),
+    "lock": ("import threading\nlock = threading.Lock()", "lock.acquire()", "`lock`"),
+    "enum-of-the-notebook": ("import enum\nclass Color(enum.Enum):\n    RED = 1", "Color.RED", "Color"),
+    "over-the-cap": ("big = np.zeros(3 * 2**20 // 8)", "big.sum()", "3.0 MB"),
+    "tf-data": ("import tensorflow as tf\nds = tf.data.Dataset.range(3)", "list(ds)", "`ds`"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNCOPYABLE))
+async def test_what_cannot_be_copied_is_unavailable_with_its_reason(
+    name: str, kernel: AsyncKernelClient, kit: SimpleNamespace
+) -> None:
+    setup, target, word = UNCOPYABLE[name]
+    if "tensorflow" in setup:
+        pytest.importorskip("tensorflow")
+    await run_cell(kernel, setup)
+    outcome = await trial(kit, kernel, target, worker_max_mb=1)
+    assert outcome["status"] == "unavailable", outcome
+    assert "could not be copied" in outcome["reason"] and word in outcome["reason"], outcome
+
+
+# -- the kernel is left as it was ------------------------------------------------------------------
+
+
+async def test_the_kernels_arrays_weights_and_files_are_unchanged(
+    kit: SimpleNamespace, home: Path, sandbox: dict[str, Any]
+) -> None:
+    pytest.importorskip("torch")
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        fingerprint = (
+            "import hashlib, json\n"
+            "h = lambda b: hashlib.sha256(b).hexdigest()\n"
+            "print(json.dumps([h(arr.tobytes()), h(net.weight.detach().numpy().tobytes()), "
+            "h(open('data/a.txt', 'rb').read())]))"
+        )
+        await run_cell(
+            kc,
+            "import numpy as np, torch\narr = np.arange(1000.0)\nnet = torch.nn.Linear(4, 2)\n"
+            "opt = torch.optim.SGD(net.parameters(), lr=0.5)",
+        )
+        before = await kit.printed(kc, fingerprint)
+        files = checksums(home / "data")
+        outcome = await trial(
+            kit,
+            kc,
+            "arr[:] = 0\nloss = net(torch.ones(3, 4)).sum()\nloss.backward()\nopt.step()\n"
+            "open('data/a.txt', 'w').write('changed')\nassert arr.sum() == 0",
+        )
+        assert outcome["status"] == "finished", outcome
+        assert await kit.printed(kc, fingerprint) == before
+        assert checksums(home / "data") == files
+
+
+# -- the sandbox's side-effect suite, in the worker --------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+async def test_each_writer_runs_to_its_end_in_a_private_copy(
+    name: str, kernel: AsyncKernelClient, home: Path, kit: SimpleNamespace
+) -> None:
+    before = checksums(home / "data")
+    outcome = await trial(kit, kernel, WRITERS[name])
+    assert outcome["status"] == "finished", outcome
+    assert outcome["writes"] and "discarded" in outcome["writes"]
+    assert checksums(home / "data") == before
+
+
+@pytest.mark.parametrize("name", sorted(OUTSIDE))
+async def test_writes_outside_the_covered_directories_stay_blocked(
+    name: str, kernel: AsyncKernelClient, kit: SimpleNamespace
+) -> None:
+    outcome = await trial(kit, kernel, OUTSIDE[name])
+    assert outcome["status"] == "blocked", outcome
+    assert not Path("/var/tmp/crane-trial-test.txt").exists() and not Path("/etc/crane-trial-test").exists()
+
+
+async def test_network_processes_and_signals_stay_refused(
+    kernel: AsyncKernelClient, kit: SimpleNamespace
+) -> None:
+    import subprocess
+
+    victim = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        for cell in (
+            "import socket\nsocket.create_connection(('127.0.0.1', 9), timeout=2)",
+            "import subprocess\nsubprocess.run(['true'])",
+            f"import signal\nos.kill({victim.pid}, signal.SIGKILL)",
+            f"import signal\nos.kill({os.getppid()}, 0)",
+        ):
+            outcome = await trial(kit, kernel, cell)
+            assert outcome["status"] == "blocked", (cell, outcome)
+        assert victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+# -- TensorFlow: where the fork cannot go ----------------------------------------------------------
+
+KERAS = (
+    "import numpy as np, keras\n"
+    "x = np.random.rand(256, 4).astype('float32')\ny = (x.sum(1) > 2).astype('float32')\n"
+    "model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation='relu'),\n"
+    "                          keras.layers.Dense(1, activation='sigmoid')])\n"
+    "model.compile('adam', 'binary_crossentropy')\nmodel.fit(x, y, epochs=1, verbose=0)\n"
+    "x5 = np.random.rand(256, 5).astype('float32')"
+)
+
+
+async def test_keras_cells_run_in_the_worker_on_their_own(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    pytest.importorskip("tensorflow")
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, KERAS)
+        cases = {
+            # a crash inside the training step: the fork could only say "unavailable"
+            "model.fit(x5, y, epochs=2, verbose=0)": ("crashed", "ValueError"),
+            "model.fit(x, y, epochs=2, verbose=0)\np = model.predict(x, verbose=0)\n"
+            "assert p.shape == (256, 1)": ("finished", None),
+            "h = model.fit(x, y, epochs=1, verbose=0)\nmodel.evaluate(x, y, verbose=0)\nz = 1 / 0": (
+                "crashed",
+                "ZeroDivisionError",
+            ),
+        }
+        for cell, (status, exception) in cases.items():
+            started = await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0)
+            outcome = started["outcome"]
+            assert started["start"]["way"] == "worker", started
+            assert outcome["status"] == status and outcome.get("exception") == exception, (cell, outcome)
+            assert "TensorFlow" in outcome["worker"]["reason"]
+            assert (await real(kc, cell))["status"] == status
+        # Non-TensorFlow cells in the same kernel still run in a fork of it.
+        started = await kit.run_in_kernel(kc, "q = x.sum()", private_writes=True)
+        assert started["start"]["way"] == "fork" and started["outcome"]["status"] == "finished"
+
+
+async def test_nothing_outlives_the_kernel(kit: SimpleNamespace, home: Path, sandbox: Any) -> None:
+    async with fresh_kernel(cwd=str(home)) as (km, kc):
+        outcome = await trial(kit, kc, "x = 1")
+        assert outcome["status"] == "finished"
+        pid = km.provisioner.process.pid  # type: ignore[union-attr]
+        await asyncio.sleep(0.5)
+        spares = [child for child, state in kit.children_of(pid) if state != "Z"]
+        assert spares, "a warm spare waits for the next trial"
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(kit.alive(p) for p in spares):
+            await asyncio.sleep(0.1)
+        assert not any(kit.alive(p) for p in spares)
+    assert not list(Path("/tmp").glob(f"crane-trial-{pid}-*"))  # the spare removed its scratch directory
+
+
+# -- where CUDA is in use: the inputs packed on a thread of the kernel (here without a GPU) -----------
+
+
+async def test_a_cuda_kernels_inputs_are_packed_on_a_thread_without_running_notebook_code(
+    kit: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, sandbox: Any
+) -> None:
+    from crane_jupyterlab.kernel.trial import control
+
+    monkeypatch.setattr(control, "cuda_in_use", lambda: "torch has initialised CUDA in this kernel")
+    ns: dict[str, Any] = {"__name__": "__main__"}
+    exec(
+        "import numpy as np\narr = np.arange(10.0)\n"
+        "class Plain:\n    def total(self):\n        return arr.sum()\n"
+        "class Custom:\n    def __reduce__(self):\n"
+        "        open('/tmp/crane-reduce-ran', 'w')\n        return (Custom, ())\n"
+        "p = Plain()\nc = Custom()",
+        ns,
+    )
+    outcome = kit.run_here("assert p.total() == 45.0\nq = 1 / 0", ns, worker="auto", budget_s=10.0)
+    assert (outcome["status"], outcome["exception"]) == ("crashed", "ZeroDivisionError"), outcome
+    assert "CUDA in use" in outcome["worker"]["reason"]
+    refused = kit.run_here("c", ns, worker="auto", budget_s=10.0)
+    assert refused["status"] == "unavailable" and "pickles itself" in refused["reason"], refused
+    assert not Path("/tmp/crane-reduce-ran").exists()
