@@ -177,3 +177,70 @@ test('a cell that trains for 30 s and then crashes shows the quick trial\'s warn
   await expect(panel.locator('.jp-Crane-trial')).toContainText('Quick trial');
   await screenshot(page.locator('#jp-main-content-panel'), 'sidebar-quick');
 });
+
+/** Trains a small Keras classifier: TensorFlow's runtime then lives in the kernel, which a fork cannot use. */
+const KERAS_SETUP = [
+  'import numpy as np, keras',
+  'x = np.random.rand(256, 4).astype("float32")',
+  'y = np.random.randint(0, 3, 256)',
+  'model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu"),',
+  '                          keras.layers.Dense(3, activation="softmax")])',
+  'model.compile("adam", "sparse_categorical_crossentropy")',
+  'model.fit(x, y, epochs=1, verbose=0)',
+  'y_new = y.copy()',
+  'y_new[10] = 5  # a label the 3 classes do not have'
+].join('\n');
+
+/** The loss fails inside the training step (a graph function), on the label out of range. */
+const KERAS_FIT = 'history = model.fit(x, y_new, epochs=3, verbose=0)';
+
+test('a Keras fit that crashes inside its training step shows the observed crash before it runs (the trial worker)', async ({
+  page
+}) => {
+  test.setTimeout(240_000);
+  await page.notebook.createNew('keras.ipynb');
+  await page.notebook.setCell(0, 'code', KERAS_SETUP);
+  await page.notebook.runCell(0, true);
+  await page.notebook.addCell('code', KERAS_FIT);
+  await page.notebook.selectCells(1);
+  const analysis = page.waitForResponse(
+    async response =>
+      response.url().includes('/crane/analyze') &&
+      (
+        response.request().postDataJSON() as {
+          settings?: { trial?: boolean };
+        } | null
+      )?.settings?.trial === true,
+    { timeout: 180_000 }
+  );
+  await page.evaluate(() =>
+    window.jupyterapp.commands.execute('crane:trial-run-cell')
+  );
+  const reply = (await (await analysis).json()) as {
+    trial: {
+      status: string;
+      exception: string;
+      worker: { reason: string; names: number } | null;
+    };
+  };
+  // Observed in a fresh worker process on a copy of the cell's inputs: the fork could only have said
+  // "unavailable" at the first graph function.
+  expect(reply.trial.status).toBe('crashed');
+  expect(reply.trial.exception).toBe('InvalidArgumentError');
+  expect(reply.trial.worker?.reason).toContain('TensorFlow');
+  const badge = await badgeOf(page, 1);
+  await expect(badge).toHaveAttribute('data-crane-state', 'will-crash');
+  await expect(badge).toContainText('Will crash (observed in a trial run): InvalidArgumentError');
+  // Before it is run: the user's kernel did not run it.
+  expect(await page.notebook.getCellTextOutput(1)).toBeNull();
+
+  const panel = await openSidebar(page);
+  const trial = panel.locator('.jp-Crane-trial');
+  await expect(trial).toContainText('Ran in');
+  await expect(trial).toContainText("a fresh process, on a copy of the cell's inputs");
+  await screenshot(page.locator('#jp-main-content-panel'), 'sidebar-worker');
+
+  // The real run crashes as observed.
+  await runAndSee(page, 1, 'InvalidArgumentError');
+  await expect(badge).toHaveAttribute('data-crane-state', 'confirmed');
+});

@@ -1,0 +1,167 @@
+"""The trial worker on CUDA: trials of a kernel that uses the GPU, run in a spawned worker with a CUDA
+context of its own, while the kernel's GPU memory stays as it was.
+
+    python -m crane_jupyterlab.bench.gpuworker --out DIR            # on a machine with an NVIDIA GPU
+    python -m crane_jupyterlab.bench.gpuworker --out DIR --device cpu   # the same logic on the CPU
+
+This process plays the kernel: it puts a model, its optimizer and tensors on the GPU (so torch has
+initialised CUDA here: a fork could not run any trial), then runs trials through the payload's entry
+points exactly as the server's requests do (`trial.start` with the namespace, `trial.result` polled):
+
+- a device-side crash (cross-entropy targets out of range: a CUDA assert, which poisons the context of the
+  process it happens in) and its fixed twin;
+- a shape mismatch on the GPU and a cell that trains for a while and then crashes (a quick trial);
+- a cell that overwrites the model's weights and the tensors in place.
+
+Each trial's outcome must be the real one's (`expect`), and afterwards the kernel's tensors and weights
+must be byte-for-byte the same, torch's allocated memory the same, and CUDA still usable here. Nothing is
+installed or fetched: torch and this package. With `--device cpu` the kernel's CUDA is pretended
+(`cuda_in_use` answers yes) and tensors stay on the CPU: the worker path and its packing on a thread are
+exercised without a GPU. Writes DIR/gpuworker.json and prints one line per trial and a summary; the exit
+status is 0 only when every trial's outcome is the expected one and the kernel is unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+SETUP = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+device = DEVICE
+model = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 4)).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(512, 16, device=device)
+labels = torch.randint(0, 4, (512,), device=device)
+bad_labels = labels.clone()
+bad_labels[7] = 9  # out of range for 4 classes
+"""
+
+# (name, cell, expected status, expected exception or None)
+TRIALS = [
+    ("device-side crash", "loss = F.cross_entropy(model(x), bad_labels)\nloss.item()", "crashed", None),
+    ("its fixed twin", "loss = F.cross_entropy(model(x), labels)\nloss.item()", "finished", None),
+    ("shape mismatch", "out = model(x[:, :12])", "crashed", "RuntimeError"),
+    (
+        "long training, then a crash",
+        "for step in range(3000):\n    opt.zero_grad()\n    loss = F.cross_entropy(model(x), labels)\n"
+        "    loss.backward()\n    opt.step()\nresult = model(x).argmax(1)[1000]",
+        "crashed",
+        "IndexError",
+    ),
+    (
+        "overwrites in place",
+        "with torch.no_grad():\n    for p in model.parameters():\n        p.zero_()\n    x.mul_(0)\n"
+        "assert float(x.abs().sum()) == 0.0",
+        "finished",
+        None,
+    ),
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default="gpu-check-out", help="folder for gpuworker.json")
+    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    parser.add_argument("--budget", type=float, default=20.0, help="each trial's budget (seconds)")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from crane_jupyterlab.kernel.trial import control
+
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("gpuworker: no CUDA device here (use --device cpu)", file=sys.stderr)
+        return 2
+    if args.device == "cpu":
+        control.cuda_in_use = lambda: "pretended (--device cpu)"  # type: ignore[assignment]
+    ns: dict[str, Any] = {"__name__": "__main__", "DEVICE": args.device}
+    exec(compile(SETUP, "<setup>", "exec"), ns)
+    before = _fingerprint(ns, torch)
+    rows = []
+    ok = True
+    for name, cell, status, exception in TRIALS:
+        t0 = time.perf_counter()
+        outcome = _trial(control, cell, ns, args.budget)
+        seconds = time.perf_counter() - t0
+        good = outcome.get("status") == status and (exception is None or outcome.get("exception") == exception)
+        ok &= good
+        worker = outcome.get("worker") or {}
+        rows.append({"trial": name, "expected": [status, exception], "outcome": outcome, "seconds": round(seconds, 2)})
+        print(
+            f"{'ok ' if good else 'BAD'} {name}: {outcome.get('status')} {outcome.get('exception') or ''} "
+            f"({seconds:.1f} s; spare {worker.get('spare')}, pack {worker.get('pack_ms')} ms, "
+            f"rebuild {worker.get('rebuild_ms')} ms) {'' if good else outcome.get('reason') or outcome.get('message')}",
+            flush=True,
+        )
+    after = _fingerprint(ns, torch)
+    still = _cuda_works(torch, args.device)
+    unchanged = before == after
+    ok &= unchanged and still
+    summary = {
+        "device": args.device,
+        "gpu": torch.cuda.get_device_name(0) if args.device == "cuda" else None,
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "kernel_unchanged": unchanged,
+        "before": before,
+        "after": after,
+        "kernel_cuda_still_works": still,
+        "trials": rows,
+        "passed": ok,
+    }
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "gpuworker.json").write_text(json.dumps(summary, indent=1, default=str))
+    print(
+        f"gpuworker: {'passed' if ok else 'FAILED'}: {sum(r['outcome'].get('status') == r['expected'][0] for r in rows)}"
+        f"/{len(rows)} outcomes as expected; kernel tensors, weights and allocated memory unchanged: {unchanged};"
+        f" kernel CUDA usable after the worker's device-side assert: {still}"
+    )
+    return 0 if ok else 1
+
+
+def _trial(control: Any, cell: str, ns: dict[str, Any], budget: float) -> dict[str, Any]:
+    started = control.start(cell, {"budget_s": budget, "private_writes": True, "quick": True}, ns)
+    if started.get("state") == "done":
+        return dict(started["outcome"])
+    deadline = time.monotonic() + budget + 180
+    while time.monotonic() < deadline:
+        state = control.result(started["token"])
+        if state["state"] == "done":
+            return dict(state["outcome"])
+        time.sleep(0.05)
+    control.cancel(started["token"])
+    return {"status": "none", "reason": "no outcome in time"}
+
+
+def _fingerprint(ns: dict[str, Any], torch: Any) -> dict[str, Any]:
+    """What must not change in the kernel: every tensor's bytes, the weights, torch's allocated memory."""
+    digest = {}
+    for name in ("x", "labels", "bad_labels"):
+        digest[name] = hashlib.sha256(ns[name].detach().cpu().numpy().tobytes()).hexdigest()[:16]
+    for key, value in ns["model"].state_dict().items():
+        digest[f"model.{key}"] = hashlib.sha256(value.detach().cpu().numpy().tobytes()).hexdigest()[:16]
+    if torch.cuda.is_initialized():
+        digest["allocated_bytes"] = torch.cuda.memory_allocated()
+    return digest
+
+
+def _cuda_works(torch: Any, device: str) -> bool:
+    try:
+        a = torch.ones(64, 64, device=device)
+        return bool(float((a @ a).sum()) == 64.0 * 64 * 64)
+    except Exception:
+        return False
+
+
+if __name__ == "__main__":
+    sys.exit(main())
