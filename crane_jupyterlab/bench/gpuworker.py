@@ -68,7 +68,8 @@ TRIALS = [
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
     parser.add_argument("--out", default="gpu-check-out", help="folder for gpuworker.json")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     parser.add_argument("--budget", type=float, default=20.0, help="each trial's budget (seconds)")
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         print("gpuworker: no CUDA device here (use --device cpu)", file=sys.stderr)
         return 2
     if args.device == "cpu":
-        control.cuda_in_use = lambda: "pretended (--device cpu)"  # type: ignore[assignment]
+        control.cuda_in_use = lambda: "pretended (--device cpu)"
     ns: dict[str, Any] = {"__name__": "__main__", "DEVICE": args.device}
     exec(compile(SETUP, "<setup>", "exec"), ns)
     before = _fingerprint(ns, torch)
@@ -92,14 +93,17 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         outcome = _trial(control, cell, ns, args.budget)
         seconds = time.perf_counter() - t0
-        good = outcome.get("status") == status and (exception is None or outcome.get("exception") == exception)
+        same_exception = exception is None or outcome.get("exception") == exception
+        good = outcome.get("status") == status and same_exception
         ok &= good
         worker = outcome.get("worker") or {}
-        rows.append({"trial": name, "expected": [status, exception], "outcome": outcome, "seconds": round(seconds, 2)})
+        rows.append({"trial": name, "expected": [status, exception], "outcome": outcome, "good": good,
+                     "seconds": round(seconds, 2)})  # fmt: skip
         print(
             f"{'ok ' if good else 'BAD'} {name}: {outcome.get('status')} {outcome.get('exception') or ''} "
             f"({seconds:.1f} s; spare {worker.get('spare')}, pack {worker.get('pack_ms')} ms, "
-            f"rebuild {worker.get('rebuild_ms')} ms) {'' if good else outcome.get('reason') or outcome.get('message')}",
+            f"rebuild {worker.get('rebuild_ms')} ms) "
+            f"{'' if good else outcome.get('reason') or outcome.get('message')}",
             flush=True,
         )
     after = _fingerprint(ns, torch)
@@ -122,8 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "gpuworker.json").write_text(json.dumps(summary, indent=1, default=str))
     print(
-        f"gpuworker: {'passed' if ok else 'FAILED'}: {sum(r['outcome'].get('status') == r['expected'][0] for r in rows)}"
-        f"/{len(rows)} outcomes as expected; kernel tensors, weights and allocated memory unchanged: {unchanged};"
+        f"gpuworker: {'passed' if ok else 'FAILED'}: {sum(bool(r['good']) for r in rows)}/{len(rows)}"
+        f" outcomes as expected; kernel tensors, weights and allocated memory unchanged: {unchanged};"
         f" kernel CUDA usable after the worker's device-side assert: {still}"
     )
     return 0 if ok else 1

@@ -189,6 +189,28 @@ class ServiceConfig:
         False, a cell that writes a file is reported as blocked.""",
     )
 
+    trial_worker: str = option(
+        "auto",
+        help="""Where a fork of the kernel cannot run the cell (TensorFlow's runtime in the kernel, CUDA in
+        use), run the trial in a worker: a spawned, sandboxed interpreter of the kernel's own Python, kept
+        warm as a spare with the kernel's libraries imported, on a copy of the cell's inputs. auto: there;
+        never: such trials are unavailable; always: every trial (slower, for testing).""",
+        choices=("auto", "never", "always"),
+    )
+    trial_worker_max_mb: int = option(
+        1024,
+        help="""The most a trial worker copies of the cell's inputs (MB); above it the trial is unavailable,
+        with the sizes.""",
+        low=1,
+    )
+    trial_worker_gpu_fraction: float = option(
+        0.5,
+        help="""The share of each GPU's memory a trial worker may allocate (torch's per-process cap); the
+        kernel keeps the rest. Beyond it the trial ends as out of memory.""",
+        low=0.01,
+        high=1.0,
+    )
+
     def allowed(self) -> list[str]:
         """Models a request may ask for: the allow-list plus the default model."""
         models = list(self.allowed_models)

@@ -409,6 +409,9 @@ class AnalysisService:
             hooks_only=self.config.trial_hooks_only,
             private_writes=self.config.trial_private_writes,
             quick_k=self.config.trial_quick_iterations,
+            worker=self.config.trial_worker,
+            worker_max_mb=self.config.trial_worker_max_mb,
+            worker_gpu_fraction=self.config.trial_worker_gpu_fraction,
         )
         started = time.perf_counter()
         outcome = await trials.run(call, source, options)

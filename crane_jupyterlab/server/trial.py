@@ -52,11 +52,16 @@ class TrialOptions:
     hooks_only: bool = False
     private_writes: bool = True  # the cell's file writes go to a private copy instead of being refused
     quick_k: int = 2  # quick trial: long loops cut after this many iterations (0: never cut)
+    worker: str = "auto"  # where the fork cannot go, a spawned worker: auto, never, always
+    worker_max_mb: int = 1024  # the most a worker copies of the cell's inputs
+    worker_gpu_fraction: float = 0.5  # the share of each GPU's memory a worker may allocate
 
     def literal(self) -> str:
         return repr({"budget_s": self.budget_s, "memory_mb": self.memory_mb, "hooks_only": self.hooks_only,
                      "private_writes": self.private_writes,
-                     "quick": self.quick_k > 0, "quick_k": max(self.quick_k, 1)})  # fmt: skip
+                     "quick": self.quick_k > 0, "quick_k": max(self.quick_k, 1),
+                     "worker": self.worker, "worker_max_mb": self.worker_max_mb,
+                     "worker_gpu_fraction": self.worker_gpu_fraction})  # fmt: skip
 
 
 def unavailable(reason: str) -> TrialOutcome:

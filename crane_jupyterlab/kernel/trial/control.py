@@ -57,6 +57,7 @@ DEFAULTS: dict[str, Any] = {
     # benchmarks) or "never" (fork or nothing).
     "worker": "auto",
     "worker_max_mb": 1024,
+    "worker_gpu_fraction": 0.5,  # the share of each GPU's memory a worker may allocate
 }
 # Scratch directories are named after the kernel's pid, so the next trial can remove those of kernels
 # that ended while a trial ran (their watching thread never got to it).
@@ -109,7 +110,7 @@ def _options(options: dict[str, Any] | None) -> dict[str, Any]:
     clamped to their bounds."""
     opts = dict(DEFAULTS)
     bounds = {"budget_s": (0.05, 3600.0), "memory_mb": (16, 1 << 20), "nice": (0, 19), "quick_k": (1, 1000),
-              "worker_max_mb": (1, 1 << 20)}  # fmt: skip
+              "worker_max_mb": (1, 1 << 20), "worker_gpu_fraction": (0.01, 1.0)}  # fmt: skip
     for key, value in (options or {}).items():
         if key not in DEFAULTS:
             continue
