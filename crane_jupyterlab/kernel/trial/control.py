@@ -142,7 +142,7 @@ def _start(source: Any, opts: dict[str, Any], namespace: Any, t0: float) -> dict
         if reason:
             return _done(unavailable(reason))
         gpu = cuda_in_use()
-        if gpu and opts["worker"] == "never":
+        if gpu and (opts["worker"] == "never" or not worker.possible()):
             return _done(unavailable(f"CUDA in use: {gpu}; a forked process cannot use the GPU"))
         if gpu:  # a fork cannot use the GPU, nor read it: packed on a thread of the kernel instead
             relay = worker.WorkerTrial(
@@ -153,7 +153,7 @@ def _start(source: Any, opts: dict[str, Any], namespace: Any, t0: float) -> dict
             _current = relay
             return _running(relay, "worker", relay.setup_s)
         why = None
-        if opts["worker"] == "always":
+        if opts["worker"] == "always" and worker.possible():
             why = "asked for (worker: always)"
         elif opts["worker"] == "auto":
             why = worker.needed(runnable(source, shell), ns)

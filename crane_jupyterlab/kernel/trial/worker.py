@@ -42,9 +42,14 @@ _spare: Spare | None = None
 _spare_lock = threading.Lock()
 
 
+def possible() -> bool:
+    """A worker needs a memory file to hand the inputs over (Linux) and the kernel's interpreter."""
+    return hasattr(os, "memfd_create") and bool(sys.executable)
+
+
 def needed(code_text: str, ns: dict[str, Any]) -> str | None:
     """Why this cell's trial should run in a worker (None: the fork will do)."""
-    if tfwork.initialised_context() is None:
+    if tfwork.initialised_context() is None or not possible():
         return None
     for name in transfer.working_set(code_text, ns):
         if _root(ns[name]) in GRAPH_ROOTS:
