@@ -168,6 +168,11 @@ def test_process_state_is_read_without_changing_it() -> None:
     assert "numpy_random" in state and "warnings" in state
 
 
-def test_shell_names_are_never_copied() -> None:
+def test_the_shells_functions_are_never_copied_its_history_is() -> None:
     ns = {"__name__": "__main__", "In": ["x"], "Out": {}, "get_ipython": threading.get_ident, "x": 1}
-    assert transfer.working_set("print(In, Out, x)\nget_ipython()", ns) == ["x"]
+    assert transfer.working_set("print(In, Out, x)\nget_ipython()", ns) == ["In", "Out", "x"]
+
+    class Shell:
+        user_ns_hidden = {"open": open, "_": None}
+
+    assert transfer.shell_names({"open": open, "_": None}, Shell()) == ["open"]  # a function, not a value

@@ -33,24 +33,9 @@ from typing import Any
 
 # What a worker copies at most (the inputs' in-band bytes and buffers together), unless told otherwise.
 DEFAULT_LIMIT_MB = 1024
-# Names the kernel provides that the worker's own shell provides again (never copied).
-SHELL_NAMES = frozenset(
-    {
-        "In",
-        "Out",
-        "get_ipython",
-        "exit",
-        "quit",
-        "display",
-        "_",
-        "__",
-        "___",
-        "_ih",
-        "_oh",
-        "_dh",
-        "__builtins__",
-    }
-)
+# The shell's own functions, which the worker's shell provides again (never copied). The input and output
+# history (`In`, `Out`, `_`, `_3`) is the kernel's and is copied like any name.
+SHELL_NAMES = frozenset({"get_ipython", "exit", "quit", "display", "__builtins__"})
 _MAGIC = b"CRANEPK1"
 _PAGE = 4096
 
@@ -125,12 +110,12 @@ def _notebook_class(cls: type, ns: dict[str, Any]) -> bool:
 
 
 def shell_names(ns: dict[str, Any], shell: Any) -> list[str]:
-    """Names IPython put in the namespace itself (`open`, `exit`, the output history...), still holding
-    what it put there: the worker's own shell provides its own."""
+    """Functions IPython put in the namespace itself (`open`, `exit`...), still holding what it put there:
+    the worker's own shell provides its own."""
     hidden = getattr(shell, "user_ns_hidden", None)
     if not isinstance(hidden, dict):
         return []
-    return [name for name, value in hidden.items() if name in ns and ns[name] is value]
+    return [name for name, value in hidden.items() if name in ns and ns[name] is value and callable(value)]
 
 
 # -- process-wide state ------------------------------------------------------------------------------
