@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import textwrap
 import threading
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -172,7 +173,5 @@ def test_the_shells_functions_are_never_copied_its_history_is() -> None:
     ns = {"__name__": "__main__", "In": ["x"], "Out": {}, "get_ipython": threading.get_ident, "x": 1}
     assert transfer.working_set("print(In, Out, x)\nget_ipython()", ns) == ["In", "Out", "x"]
 
-    class Shell:
-        user_ns_hidden = {"open": open, "_": None}
-
-    assert transfer.shell_names({"open": open, "_": None}, Shell()) == ["open"]  # a function, not a value
+    shell = SimpleNamespace(user_ns_hidden={"open": open, "_": None})
+    assert transfer.shell_names({"open": open, "_": None}, shell) == ["open"]  # a function, not a value
