@@ -39,6 +39,7 @@ MANIFEST = (
     "trial/quick",
     "trial/tfwork",
     "trial/execute",
+    "trial/state",
     "trial/transfer",
     "trial/child",
     "trial/stuck",

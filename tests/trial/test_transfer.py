@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from crane_jupyterlab.kernel.trial import state as process_state
 from crane_jupyterlab.kernel.trial import transfer
 
 
@@ -164,7 +165,7 @@ def test_inputs_over_the_cap_are_refused_with_their_sizes() -> None:
 def test_process_state_is_read_without_changing_it() -> None:
     np = pytest.importorskip("numpy")
     before = (np.random.get_state()[1].copy(), np.geterr())
-    state = transfer.process_state()
+    state = process_state.read()
     assert (np.random.get_state()[1] == before[0]).all() and np.geterr() == before[1]
     assert "numpy_random" in state and "warnings" in state
 

@@ -171,7 +171,6 @@ def _run(
     t0 = time.perf_counter()
     opts = job["opts"]
     scratch = job["scratch"]
-    state = job.get("state") or {}
     os.chdir(job["cwd"])
     os.environ.clear()
     os.environ.update(job.get("environ") or {})
@@ -186,14 +185,13 @@ def _run(
             with contextlib.suppress(BaseException):
                 __import__(name)
         rebuilt = transfer.rebuild(pack, ns, job["package"])
-        missed = transfer.restore_state(rebuilt["state"])
+        missed = state.restore(rebuilt["state"])
     except BaseException as exc:
         return unavailable(
             f"the worker could not rebuild the cell's inputs: {type(exc).__name__}: {exc}"[:2000]
         )
     finally:
         os.close(pack)
-    del state
     ready.update(
         {"rebuild_ms": ms(time.perf_counter() - t0), "names": len(rebuilt["names"]), "state_missed": missed}
     )

@@ -21,7 +21,6 @@ Stdlib only; a library is read only where `sys.modules` has it.
 from __future__ import annotations
 
 import ast
-import contextlib
 import io
 import marshal
 import os
@@ -30,6 +29,8 @@ import struct
 import sys
 import types
 from typing import Any
+
+from . import state as processes
 
 # What a worker copies at most (the inputs' in-band bytes and buffers together), unless told otherwise.
 DEFAULT_LIMIT_MB = 1024
@@ -116,183 +117,6 @@ def shell_names(ns: dict[str, Any], shell: Any) -> list[str]:
     if not isinstance(hidden, dict):
         return []
     return [name for name, value in hidden.items() if name in ns and ns[name] is value and callable(value)]
-
-
-# -- process-wide state ------------------------------------------------------------------------------
-
-
-def process_state() -> dict[str, Any]:
-    """What outside the namespace changes what a cell does: each library's part only where the kernel
-    has loaded it. Every read is a getter; nothing is set."""
-    import warnings
-
-    state: dict[str, Any] = {"warnings": list(warnings.filters)}
-    rnd = sys.modules.get("random")
-    if rnd is not None:
-        state["random"] = rnd.getstate()
-    np = sys.modules.get("numpy")
-    if np is not None:
-        _read(state, "numpy_random", lambda: np.random.get_state())
-        _read(state, "numpy_err", lambda: np.geterr())
-        _read(state, "numpy_print", lambda: np.get_printoptions())
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        _read(state, "torch_rng", lambda: torch.get_rng_state())
-        _read(state, "torch_dtype", lambda: str(torch.get_default_dtype()).replace("torch.", ""))
-        _read(state, "torch_device", lambda: str(torch.get_default_device()))
-        _read(state, "torch_grad", lambda: bool(torch.is_grad_enabled()))
-        if torch.cuda.is_initialized():
-            _read(state, "torch_cuda_rng", lambda: [r.cpu() for r in torch.cuda.get_rng_state_all()])
-    tf = sys.modules.get("tensorflow")
-    if tf is not None:
-        _read(state, "tf_eager_functions", lambda: bool(tf.config.functions_run_eagerly()))
-        _read(state, "tf_seed", _tf_seed)
-    keras = sys.modules.get("keras")
-    if keras is not None:
-        _read(state, "keras_floatx", lambda: keras.backend.floatx())
-        _read(state, "keras_image_format", lambda: keras.backend.image_data_format())
-        _read(state, "keras_policy", lambda: keras.mixed_precision.dtype_policy().name)
-        _read(state, "keras_seed", _keras_seed_state)
-    pd = sys.modules.get("pandas")
-    if pd is not None:
-        _read(state, "pandas_options", lambda: _pandas_options(pd))
-    mpl = sys.modules.get("matplotlib")
-    if mpl is not None:
-        _read(state, "matplotlib_rc", lambda: _rc_changes(mpl))
-    return state
-
-
-def _read(state: dict[str, Any], key: str, getter: Any) -> None:
-    # A library too old for that getter: the worker keeps its own default.
-    with contextlib.suppress(Exception):
-        state[key] = getter()
-
-
-def _top_modules() -> set[str]:
-    heavy = ("numpy", "pandas", "scipy", "sklearn", "torch", "tensorflow", "keras", "matplotlib", "seaborn",
-             "PIL", "xgboost", "lightgbm", "statsmodels", "transformers", "torchvision")  # fmt: skip
-    return {name for name in heavy if name in sys.modules}
-
-
-def _local_modules() -> list[str]:
-    """Modules the notebook imported from files beside it (not installed, not the standard library): the
-    worker imports them again, from the same `sys.path`."""
-    import sysconfig
-
-    installed = {sysconfig.get_paths().get(k, "") for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    installed = {p for p in installed if p}
-    found = []
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None) if type(module) is types.ModuleType else None
-        if not isinstance(path, str) or "." in name or name.startswith("_crane"):
-            continue
-        real = os.path.realpath(path)
-        if any(real.startswith(os.path.realpath(p) + os.sep) for p in installed):
-            continue
-        if "site-packages" in real or "dist-packages" in real:
-            continue
-        found.append(name)
-    return sorted(found)
-
-
-def _tf_seed() -> Any:
-    context = sys.modules["tensorflow.python.eager.context"]
-    return context.global_seed()
-
-
-def _keras_seed_state() -> Any:
-    module = sys.modules.get("keras.src.random.seed_generator")
-    generator = getattr(module, "global_seed_generator", None)
-    if generator is None:
-        return None
-    gen = generator()
-    return {"seed": gen._initial_seed, "state": gen.state.numpy()}
-
-
-def _pandas_options(pd: Any) -> dict[str, Any]:
-    config = sys.modules["pandas._config.config"]
-    deprecated = getattr(config, "_deprecated_options", {})
-    changed = {}
-    for key, option in config._registered_options.items():
-        if key in deprecated:
-            continue  # reading one warns (and its value follows another option's)
-        try:
-            value = pd.get_option(key)
-        except Exception:
-            continue
-        if value is not option.defval and value != option.defval:
-            changed[key] = value
-    return changed
-
-
-def _rc_changes(mpl: Any) -> dict[str, Any]:
-    defaults = mpl.rcParamsDefault
-    return {
-        k: v
-        for k, v in dict.items(mpl.rcParams)
-        if k != "backend" and k in defaults and _differs(v, dict.__getitem__(defaults, k))
-    }
-
-
-def _differs(a: Any, b: Any) -> bool:
-    try:
-        return bool(a != b)
-    except Exception:
-        return True
-
-
-def restore_state(state: dict[str, Any]) -> list[str]:  # pragma: no cover - runs in the worker
-    """Set the process-wide state read by `process_state`; returns what could not be set (said in the
-    outcome)."""
-    import warnings
-
-    missed: list[str] = []
-
-    def put(key: str, setter: Any) -> None:
-        if key in state and state[key] is not None:
-            try:
-                setter(state[key])
-            except Exception as exc:
-                missed.append(f"{key}: {type(exc).__name__}")
-
-    warnings.filters[:] = state.get("warnings", warnings.filters)  # type: ignore[index]
-    warnings._filters_mutated()  # type: ignore[attr-defined]
-    put("random", lambda v: __import__("random").setstate(v))
-    np = sys.modules.get("numpy")
-    if np is not None:
-        put("numpy_random", np.random.set_state)
-        put("numpy_err", lambda v: np.seterr(**v))
-        put("numpy_print", lambda v: np.set_printoptions(**v))
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        put("torch_rng", torch.set_rng_state)
-        put("torch_dtype", lambda v: torch.set_default_dtype(getattr(torch, v)))
-        put("torch_device", lambda v: torch.set_default_device(v) if v != "cpu" else None)
-        put("torch_grad", torch.set_grad_enabled)
-        put("torch_cuda_rng", torch.cuda.set_rng_state_all)
-    tf = sys.modules.get("tensorflow")
-    if tf is not None:
-        put("tf_eager_functions", tf.config.run_functions_eagerly)
-        put("tf_seed", tf.random.set_seed)
-    keras = sys.modules.get("keras")
-    if keras is not None:
-        put("keras_floatx", keras.backend.set_floatx)
-        put("keras_image_format", keras.backend.set_image_data_format)
-        put("keras_policy", keras.mixed_precision.set_dtype_policy)
-        put("keras_seed", _restore_keras_seed)
-    pd = sys.modules.get("pandas")
-    if pd is not None:
-        put("pandas_options", lambda v: [pd.set_option(k, x) for k, x in v.items()])
-    mpl = sys.modules.get("matplotlib")
-    if mpl is not None:
-        put("matplotlib_rc", mpl.rcParams.update)
-    return missed
-
-
-def _restore_keras_seed(value: dict[str, Any]) -> None:  # pragma: no cover - worker only
-    module = sys.modules["keras.src.random.seed_generator"]
-    gen = module.global_seed_generator()
-    gen.state.assign(value["state"])
 
 
 # -- pickling ----------------------------------------------------------------------------------------
@@ -506,7 +330,7 @@ def pack(
     skip = frozenset(shell_names(ns, shell))
     names = set(working_set(code_text, ns, skip))
     limit = int(limit_mb * 1024 * 1024)
-    state = process_state()
+    state = processes.read()
     for _ in range(8):
         values = {name: ns[name] for name in sorted(names)}
         total = sum(estimate(v) for v in values.values())
@@ -615,7 +439,7 @@ class _Unpacker(pickle.Unpickler):
 
 def rebuild(fd: int, ns: dict[str, Any], kernel_package: str) -> dict[str, Any]:  # pragma: no cover
     """In the worker: map the pack privately and rebuild its names into `ns`; returns the state (for
-    `restore_state`) and the names."""
+    `state.restore`) and the names."""
     import mmap
 
     with os.fdopen(os.dup(fd), "rb") as fh:

@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from ..cell import runnable
-from . import fork, spawned, tfwork, transfer
+from . import fork, spawned, state, tfwork, transfer
 from .outcome import ms, unavailable
 from .watch import Trial
 
@@ -80,7 +80,7 @@ class Spare:
 
         self.scratch = scratch
         self.cwd = os.getcwd()
-        self.modules = sorted(transfer._top_modules())
+        self.modules = sorted(state.top_modules())
         self.started = time.monotonic()
         self.warm: dict[str, Any] | None = None
         self.buffer = b""
@@ -332,7 +332,7 @@ class WorkerTrial:
             if packed.get("status") == "crashed":
                 why = f"{packed.get('exception')}: {packed.get('message')}"
             return unavailable(f"the cell's inputs could not be copied to a worker: {why}")
-        self.environment["local_modules"] = transfer._local_modules()
+        self.environment["local_modules"] = state.local_modules()
         t1 = time.monotonic()
         spare, temperature = _take(self.opts, self.scratch)
         warm = spare.ready(SETUP_S)

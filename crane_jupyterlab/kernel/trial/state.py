@@ -1,0 +1,188 @@
+"""The process-wide state that changes what a cell does, read in the kernel (getters only, each library's
+part only where `sys.modules` has it) and set again in a trial worker (transfer.py carries it): the random
+states, numpy's error and print settings, the warnings filters, torch's default dtype, device and grad mode,
+TensorFlow's eager-functions switch and global seed, Keras' floatx, image format, dtype policy and seed
+generator, pandas options and matplotlib rc settings that differ from their defaults. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import types
+from typing import Any
+
+
+def read() -> dict[str, Any]:
+    """What outside the namespace changes what a cell does: each library's part only where the kernel
+    has loaded it. Every read is a getter; nothing is set."""
+    import warnings
+
+    state: dict[str, Any] = {"warnings": list(warnings.filters)}
+    rnd = sys.modules.get("random")
+    if rnd is not None:
+        state["random"] = rnd.getstate()
+    np = sys.modules.get("numpy")
+    if np is not None:
+        _read(state, "numpy_random", lambda: np.random.get_state())
+        _read(state, "numpy_err", lambda: np.geterr())
+        _read(state, "numpy_print", lambda: np.get_printoptions())
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        _read(state, "torch_rng", lambda: torch.get_rng_state())
+        _read(state, "torch_dtype", lambda: str(torch.get_default_dtype()).replace("torch.", ""))
+        _read(state, "torch_device", lambda: str(torch.get_default_device()))
+        _read(state, "torch_grad", lambda: bool(torch.is_grad_enabled()))
+        if torch.cuda.is_initialized():
+            _read(state, "torch_cuda_rng", lambda: [r.cpu() for r in torch.cuda.get_rng_state_all()])
+    tf = sys.modules.get("tensorflow")
+    if tf is not None:
+        _read(state, "tf_eager_functions", lambda: bool(tf.config.functions_run_eagerly()))
+        _read(state, "tf_seed", _tf_seed)
+    keras = sys.modules.get("keras")
+    if keras is not None:
+        _read(state, "keras_floatx", lambda: keras.backend.floatx())
+        _read(state, "keras_image_format", lambda: keras.backend.image_data_format())
+        _read(state, "keras_policy", lambda: keras.mixed_precision.dtype_policy().name)
+        _read(state, "keras_seed", _keras_seed_state)
+    pd = sys.modules.get("pandas")
+    if pd is not None:
+        _read(state, "pandas_options", lambda: _pandas_options(pd))
+    mpl = sys.modules.get("matplotlib")
+    if mpl is not None:
+        _read(state, "matplotlib_rc", lambda: _rc_changes(mpl))
+    return state
+
+
+def _read(state: dict[str, Any], key: str, getter: Any) -> None:
+    # A library too old for that getter: the worker keeps its own default.
+    with contextlib.suppress(Exception):
+        state[key] = getter()
+
+
+def top_modules() -> set[str]:
+    heavy = ("numpy", "pandas", "scipy", "sklearn", "torch", "tensorflow", "keras", "matplotlib", "seaborn",
+             "PIL", "xgboost", "lightgbm", "statsmodels", "transformers", "torchvision")  # fmt: skip
+    return {name for name in heavy if name in sys.modules}
+
+
+def local_modules() -> list[str]:
+    """Modules the notebook imported from files beside it (not installed, not the standard library): the
+    worker imports them again, from the same `sys.path`."""
+    import sysconfig
+
+    installed = {sysconfig.get_paths().get(k, "") for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    installed = {p for p in installed if p}
+    found = []
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None) if type(module) is types.ModuleType else None
+        if not isinstance(path, str) or "." in name or name.startswith("_crane"):
+            continue
+        real = os.path.realpath(path)
+        if any(real.startswith(os.path.realpath(p) + os.sep) for p in installed):
+            continue
+        if "site-packages" in real or "dist-packages" in real:
+            continue
+        found.append(name)
+    return sorted(found)
+
+
+def _tf_seed() -> Any:
+    context = sys.modules["tensorflow.python.eager.context"]
+    return context.global_seed()
+
+
+def _keras_seed_state() -> Any:
+    module = sys.modules.get("keras.src.random.seed_generator")
+    generator = getattr(module, "global_seed_generator", None)
+    if generator is None:
+        return None
+    gen = generator()
+    return {"seed": gen._initial_seed, "state": gen.state.numpy()}
+
+
+def _pandas_options(pd: Any) -> dict[str, Any]:
+    config = sys.modules["pandas._config.config"]
+    deprecated = getattr(config, "_deprecated_options", {})
+    changed = {}
+    for key, option in config._registered_options.items():
+        if key in deprecated:
+            continue  # reading one warns (and its value follows another option's)
+        try:
+            value = pd.get_option(key)
+        except Exception:
+            continue
+        if value is not option.defval and value != option.defval:
+            changed[key] = value
+    return changed
+
+
+def _rc_changes(mpl: Any) -> dict[str, Any]:
+    defaults = mpl.rcParamsDefault
+    return {
+        k: v
+        for k, v in dict.items(mpl.rcParams)
+        if k != "backend" and k in defaults and _differs(v, dict.__getitem__(defaults, k))
+    }
+
+
+def _differs(a: Any, b: Any) -> bool:
+    try:
+        return bool(a != b)
+    except Exception:
+        return True
+
+
+def restore(state: dict[str, Any]) -> list[str]:  # pragma: no cover - runs in the worker
+    """Set the process-wide state read by `read`; returns what could not be set (said in the
+    outcome)."""
+    import warnings
+
+    missed: list[str] = []
+
+    def put(key: str, setter: Any) -> None:
+        if key in state and state[key] is not None:
+            try:
+                setter(state[key])
+            except Exception as exc:
+                missed.append(f"{key}: {type(exc).__name__}")
+
+    warnings.filters[:] = state.get("warnings", warnings.filters)  # type: ignore[index]
+    warnings._filters_mutated()  # type: ignore[attr-defined]
+    put("random", lambda v: __import__("random").setstate(v))
+    np = sys.modules.get("numpy")
+    if np is not None:
+        put("numpy_random", np.random.set_state)
+        put("numpy_err", lambda v: np.seterr(**v))
+        put("numpy_print", lambda v: np.set_printoptions(**v))
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        put("torch_rng", torch.set_rng_state)
+        put("torch_dtype", lambda v: torch.set_default_dtype(getattr(torch, v)))
+        put("torch_device", lambda v: torch.set_default_device(v) if v != "cpu" else None)
+        put("torch_grad", torch.set_grad_enabled)
+        put("torch_cuda_rng", torch.cuda.set_rng_state_all)
+    tf = sys.modules.get("tensorflow")
+    if tf is not None:
+        put("tf_eager_functions", tf.config.run_functions_eagerly)
+        put("tf_seed", tf.random.set_seed)
+    keras = sys.modules.get("keras")
+    if keras is not None:
+        put("keras_floatx", keras.backend.set_floatx)
+        put("keras_image_format", keras.backend.set_image_data_format)
+        put("keras_policy", keras.mixed_precision.set_dtype_policy)
+        put("keras_seed", _restore_keras_seed)
+    pd = sys.modules.get("pandas")
+    if pd is not None:
+        put("pandas_options", lambda v: [pd.set_option(k, x) for k, x in v.items()])
+    mpl = sys.modules.get("matplotlib")
+    if mpl is not None:
+        put("matplotlib_rc", mpl.rcParams.update)
+    return missed
+
+
+def _restore_keras_seed(value: dict[str, Any]) -> None:  # pragma: no cover - worker only
+    module = sys.modules["keras.src.random.seed_generator"]
+    gen = module.global_seed_generator()
+    gen.state.assign(value["state"])
