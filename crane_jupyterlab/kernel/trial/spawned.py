@@ -23,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from . import execute, quick, transfer
+from . import execute, quick, state, transfer
 from .outcome import ms, private_kb, unavailable
 from .sandbox import confine, overlay, seccomp
 from .sandbox.hooks import Guard
