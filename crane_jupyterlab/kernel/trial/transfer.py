@@ -153,8 +153,9 @@ def _fill_class(cls: type, state: dict[str, Any]) -> None:
         setattr(cls, key, value)
     import abc
 
-    if isinstance(cls, abc.ABCMeta):
-        abc.update_abstractmethods(cls)  # type: ignore[arg-type]
+    update = getattr(abc, "update_abstractmethods", None)  # Python >= 3.10
+    if isinstance(cls, abc.ABCMeta) and update is not None:
+        update(cls)
 
 
 def _import(name: str) -> Any:
