@@ -300,6 +300,42 @@ async def test_keras_cells_run_in_the_worker_as_they_run_in_the_kernel(
         assert started["start"]["way"] == "fork" and started["outcome"]["status"] == "finished"
 
 
+SUBCLASSED = (
+    "import numpy as np, keras, tensorflow as tf\n"
+    "SCALE = 2.0\n"
+    "class Doubler(keras.Model):\n"
+    "    def __init__(self, **kwargs):\n"
+    "        super().__init__(**kwargs)\n"
+    "        self.dense = keras.layers.Dense(1)\n"
+    "    def call(self, x):\n"
+    "        return self.dense(x) * SCALE\n"
+    "net = Doubler()\nnet.compile('sgd', 'mse')\n"
+    "xs = np.random.rand(32, 3).astype('float32')\nys = np.random.rand(32, 1).astype('float32')\n"
+    "net.fit(xs, ys, epochs=1, verbose=0)\n"
+    "@tf.function\ndef triple(a):\n    return a * 3\n"
+    "triple(tf.constant(1.0))"
+)
+
+
+async def test_the_notebooks_keras_classes_and_tf_functions_are_rebuilt(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    pytest.importorskip("tensorflow")
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, SUBCLASSED)
+        for cell, expected in (
+            (
+                "net.fit(xs, ys, epochs=2, verbose=0)\nassert net.predict(xs, verbose=0).shape == (32, 1)",
+                "finished",
+            ),
+            ("assert float(triple(tf.constant(3.0))) == 9.0", "finished"),
+            ("net.predict(xs, verbose=0)\nassert triple(tf.constant(1.0)) == 4.0", "crashed"),
+        ):
+            outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
+            assert outcome["status"] == expected and outcome.get("worker"), (cell, outcome)
+            assert (await real(kc, cell))["status"] == expected
+
+
 async def test_nothing_outlives_the_kernel(kit: SimpleNamespace, home: Path, sandbox: Any) -> None:
     async with fresh_kernel(cwd=str(home)) as (km, kc):
         outcome = await trial(kit, kc, "x = 1")

@@ -21,6 +21,7 @@ Stdlib only; a library is read only where `sys.modules` has it.
 from __future__ import annotations
 
 import ast
+import contextlib
 import io
 import marshal
 import os
@@ -151,11 +152,26 @@ def _make_class(meta: type, name: str, bases: tuple[type, ...], module: str, qua
 def _fill_class(cls: type, state: dict[str, Any]) -> None:
     for key, value in state.items():
         setattr(cls, key, value)
+    keras = sys.modules.get("keras")
+    if keras is not None and any(_root_of(base) in ("keras", "tf_keras") for base in cls.__mro__[1:]):
+        # A Keras model or layer of the notebook: Keras' own unpickling looks its class up by name.
+        with contextlib.suppress(Exception):
+            keras.saving.get_custom_objects()[cls.__name__] = cls
     import abc
 
     update = getattr(abc, "update_abstractmethods", None)  # Python >= 3.10
     if isinstance(cls, abc.ABCMeta) and update is not None:
         update(cls)
+
+
+def _tf_function(func: Any, options: dict[str, Any]) -> Any:
+    """A `tf.function` of the notebook, made again from its Python function (it is traced afresh)."""
+    return sys.modules["tensorflow"].function(func, **options)
+
+
+def _root_of(cls: type) -> str:
+    module = type.__dict__["__module__"].__get__(cls)
+    return module.split(".", 1)[0] if isinstance(module, str) else ""
 
 
 def _import(name: str) -> Any:
@@ -238,6 +254,18 @@ class _Packer(pickle.Pickler):
                 f"the notebook's class {kind.__qualname__} pickles itself with its own code, which would run "
                 "in the kernel (inputs of a GPU kernel's trial are copied by a thread of the kernel)"
             )
+        if (
+            _root_of(kind) == "tensorflow"
+            and kind.__qualname__ == "Function"
+            and hasattr(obj, "python_function")
+        ):
+            options = {
+                "input_signature": obj.input_signature,
+                "autograph": getattr(obj, "_autograph", True),
+                "jit_compile": getattr(obj, "_jit_compile", None),
+                "reduce_retracing": getattr(obj, "_reduce_retracing", False),
+            }
+            return (_tf_function, (obj.python_function, options))
         if kind is property:  # a notebook class's members (pickle takes these by reference only)
             return (property, (obj.fget, obj.fset, obj.fdel, obj.__doc__))
         if kind in (staticmethod, classmethod):
@@ -365,7 +393,15 @@ def _write(
         packer = _Packer(counter, ns, buffers, limit)
         packer.guarded = guarded
         try:
-            packer.dump(payload)
+            # The state, then each name on its own, sharing one memo: the worker binds each name as it
+            # comes, so code that runs while a later one is rebuilt (a Keras model of the notebook's
+            # class calls its `__init__`) finds the modules, functions and classes it reads.
+            packer.dump(payload["state"])
+            values = payload["names"]
+            order = sorted(values, key=lambda name: (_rank(values[name]), name))
+            packer.dump(len(order))
+            for name in order:
+                packer.dump((name, values[name]))
         except _TooBig:
             raise Uncopyable(
                 f"the cell's inputs are over {_size(limit)}, which is what the worker copies at most"
@@ -391,6 +427,15 @@ def _write(
     sizes = {"inputs_bytes": pickled + sum(n for _, n in offsets), "buffers": len(offsets)}
     missing = {name for name in packer.reads if name in ns and name not in SHELL_NAMES}
     return sizes, missing
+
+
+def _rank(value: Any) -> int:
+    """Modules first, then functions and classes, then everything else (see `_write`)."""
+    if type(value) is types.ModuleType:
+        return 0
+    if isinstance(value, type) or type(value) is types.FunctionType:
+        return 1
+    return 2
 
 
 def _culprit(values: dict[str, Any], ns: dict[str, Any], exc: BaseException) -> str:
@@ -456,6 +501,11 @@ def rebuild(fd: int, ns: dict[str, Any], kernel_package: str) -> dict[str, Any]:
     start, length = index["pickle"]
     buffers = [view[offset : offset + n] for offset, n in index["buffers"]]
     _NAMESPACE[0] = ns
-    payload = _Unpacker(io.BytesIO(view[start : start + length]), buffers, kernel_package).load()
-    ns.update(payload["names"])
-    return {"state": payload["state"], "names": sorted(payload["names"])}
+    unpacker = _Unpacker(io.BytesIO(view[start : start + length]), buffers, kernel_package)
+    state = unpacker.load()
+    names = []
+    for _ in range(unpacker.load()):
+        name, value = unpacker.load()
+        ns[name] = value
+        names.append(name)
+    return {"state": state, "names": sorted(names)}

@@ -52,20 +52,26 @@ def needed(code_text: str, ns: dict[str, Any]) -> str | None:
     if tfwork.initialised_context() is None or not possible():
         return None
     for name in transfer.working_set(code_text, ns):
-        if _root(ns[name]) in GRAPH_ROOTS:
+        if _uses_graphs(ns[name]):
             return f"the cell uses TensorFlow (`{name}`), whose thread pools do not survive a fork"
     return None
 
 
-def _root(value: Any) -> str:
+def _uses_graphs(value: Any) -> bool:
+    """A TensorFlow or Keras module, or an object or class of theirs (a notebook's subclass included)."""
     kind = type(value)
     if kind is type(sys):
         name = value.__dict__.get("__name__")
-    elif isinstance(value, type):
-        name = type.__dict__["__module__"].__get__(value)
-    else:
-        name = type.__dict__["__module__"].__get__(kind)
-    return name.split(".", 1)[0] if isinstance(name, str) else ""
+        return isinstance(name, str) and name.split(".", 1)[0] in GRAPH_ROOTS
+    try:
+        mro = type.__dict__["__mro__"].__get__(value if isinstance(value, type) else kind)
+    except Exception:
+        return False
+    for cls in mro:
+        name = type.__dict__["__module__"].__get__(cls)
+        if isinstance(name, str) and name.split(".", 1)[0] in GRAPH_ROOTS:
+            return True
+    return False
 
 
 # -- the spare ----------------------------------------------------------------------------------------
