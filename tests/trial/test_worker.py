@@ -336,6 +336,19 @@ async def test_the_notebooks_keras_classes_and_tf_functions_are_rebuilt(
             assert (await real(kc, cell))["status"] == expected
 
 
+async def test_a_quick_trial_cuts_a_long_keras_fit_in_the_worker(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    pytest.importorskip("tensorflow")
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, KERAS)
+        cell = "history = model.fit(x, y, epochs=500, batch_size=8, verbose=0)\nmodel.evaluate(x[:, :3], y)"
+        started = await kit.run_in_kernel(kc, cell, private_writes=True, quick=True, quick_k=2, budget_s=5.0)
+        outcome = started["outcome"]
+        assert outcome["status"] == "crashed" and outcome["worker"], outcome
+        assert outcome["quick"]["cut"] is True  # the fit stopped after its first epochs; the line after ran
+
+
 async def test_nothing_outlives_the_kernel(kit: SimpleNamespace, home: Path, sandbox: Any) -> None:
     async with fresh_kernel(cwd=str(home)) as (km, kc):
         outcome = await trial(kit, kc, "x = 1")

@@ -160,10 +160,13 @@ class Spare:
         import shutil
         import signal
 
-        with contextlib.suppress(OSError):
-            os.killpg(self.pid, signal.SIGKILL)
-        with contextlib.suppress(Exception):
-            self.proc.wait(timeout=5)
+        # Only while it is still our unreaped child: once reaped (the watching thread does), its pid
+        # may name another process.
+        if self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                os.killpg(self.pid, signal.SIGKILL)
+            with contextlib.suppress(Exception):
+                self.proc.wait(timeout=5)
         for fd in (self.report, self.lifeline, self.memory):
             with contextlib.suppress(OSError):
                 os.close(fd)
