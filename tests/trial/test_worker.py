@@ -336,6 +336,40 @@ async def test_the_notebooks_keras_classes_and_tf_functions_are_rebuilt(
             assert (await real(kc, cell))["status"] == expected
 
 
+AUTOGRAPH = (
+    "import numpy as np, keras, tensorflow as tf\n"
+    "def simple_relu(x):\n    if tf.greater(x, 0):\n        return x\n    else:\n        return 0\n"
+    "tf_simple_relu = tf.function(simple_relu)\n"
+    "@keras.saving.register_keras_serializable()\n"
+    "class Scaled(keras.Model):\n"
+    "    def __init__(self, **kwargs):\n"
+    "        super().__init__(**kwargs)\n"
+    "        self.dense = keras.layers.Dense(2)\n"
+    "    def call(self, x):\n"
+    "        return self.dense(x)\n"
+    "scaled = Scaled(name='scaled')\nscaled(tf.ones((1, 3)))\nscaled.save('scaled.keras')"
+)
+
+
+async def test_autograph_and_keras_registry_work_as_in_the_kernel(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    """Autograph converts a notebook function from its source (IPython keeps it in linecache, which the
+    worker receives); a registered Keras class is found by its registered name, in the rebuild and when
+    the cell loads a saved model."""
+    pytest.importorskip("tensorflow")
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, AUTOGRAPH)
+        for cell in (
+            "assert int(tf_simple_relu(tf.constant(1))) == 1 and int(tf_simple_relu(tf.constant(-1))) == 0",
+            "assert len(scaled.variables) == 2",
+            "again = keras.models.load_model('scaled.keras')\nassert again(tf.ones((1, 3))).shape == (1, 2)",
+        ):
+            outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
+            assert outcome["status"] == "finished" and outcome.get("worker"), (cell, outcome)
+            assert (await real(kc, cell))["status"] == "finished"
+
+
 async def test_a_quick_trial_cuts_a_long_keras_fit_in_the_worker(
     kit: SimpleNamespace, home: Path, sandbox: Any
 ) -> None:

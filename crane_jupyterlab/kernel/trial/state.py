@@ -42,6 +42,7 @@ def read() -> dict[str, Any]:
         _read(state, "tf_seed", _tf_seed)
     keras = sys.modules.get("keras")
     if keras is not None:
+        _read(state, "keras_registry", _keras_registry)
         _read(state, "keras_floatx", lambda: keras.backend.floatx())
         _read(state, "keras_image_format", lambda: keras.backend.image_data_format())
         _read(state, "keras_policy", lambda: keras.mixed_precision.dtype_policy().name)
@@ -86,6 +87,24 @@ def local_modules() -> list[str]:
             continue
         found.append(name)
     return sorted(found)
+
+
+def _keras_registry() -> dict[str, Any]:
+    """Keras' registry of custom objects (`@keras.saving.register_keras_serializable`): its own loading
+    and unpickling find the notebook's classes by their registered names there."""
+    module = sys.modules["keras.src.saving.object_registration"]
+    return {"objects": dict(module.GLOBAL_CUSTOM_OBJECTS), "names": dict(module.GLOBAL_CUSTOM_NAMES)}
+
+
+def early(state: dict[str, Any]) -> None:  # pragma: no cover - runs in the worker
+    """What must be in place before the inputs are rebuilt: Keras' registry (a model of a registered
+    notebook class is rebuilt through it)."""
+    registry = state.get("keras_registry")
+    module = sys.modules.get("keras.src.saving.object_registration")
+    if registry and module is not None:
+        with contextlib.suppress(Exception):
+            module.GLOBAL_CUSTOM_OBJECTS.update(registry["objects"])
+            module.GLOBAL_CUSTOM_NAMES.update(registry["names"])
 
 
 def _tf_seed() -> Any:

@@ -217,6 +217,7 @@ class _Packer(pickle.Pickler):
         self.limit = limit
         self.reads: set[str] = set()  # globals the notebook code pickled here reads
         self.guarded = False  # refuse the notebook's own pickling code (see `pack`)
+        self.files: set[str] = set()  # the files of the code pickled by value
 
     def _buffer(self, buffer: pickle.PickleBuffer) -> bool:
         view = buffer.raw()
@@ -275,6 +276,7 @@ class _Packer(pickle.Pickler):
     def _function(self, fn: types.FunctionType) -> Any:
         if fn.__globals__ is self.ns:
             _code_names(fn.__code__, self.reads)
+        self.files.add(fn.__code__.co_filename)
         extra: dict[str, Any] = {"__qualname__": fn.__qualname__, "__module__": fn.__module__}
         if fn.__doc__ is not None:
             extra["__doc__"] = fn.__doc__
@@ -402,6 +404,9 @@ def _write(
             packer.dump(len(order))
             for name in order:
                 packer.dump((name, values[name]))
+            # The source lines of the notebook code rebuilt by value (IPython keeps a cell's in linecache,
+            # not on disk): tracebacks and TensorFlow's autograph, which converts a function from its source.
+            packer.dump(_lines(packer.files))
         except _TooBig:
             raise Uncopyable(
                 f"the cell's inputs are over {_size(limit)}, which is what the worker copies at most"
@@ -427,6 +432,13 @@ def _write(
     sizes = {"inputs_bytes": pickled + sum(n for _, n in offsets), "buffers": len(offsets)}
     missing = {name for name in packer.reads if name in ns and name not in SHELL_NAMES}
     return sizes, missing
+
+
+def _lines(files: set[str]) -> dict[str, Any]:
+    """linecache's entries for `files`, where it holds them (a cell's code, in IPython)."""
+    import linecache
+
+    return {name: linecache.cache[name] for name in sorted(files) if name in linecache.cache}
 
 
 def _rank(value: Any) -> int:
@@ -503,9 +515,14 @@ def rebuild(fd: int, ns: dict[str, Any], kernel_package: str) -> dict[str, Any]:
     _NAMESPACE[0] = ns
     unpacker = _Unpacker(io.BytesIO(view[start : start + length]), buffers, kernel_package)
     state = unpacker.load()
+    processes.early(state)
     names = []
     for _ in range(unpacker.load()):
         name, value = unpacker.load()
         ns[name] = value
         names.append(name)
+    import linecache
+
+    for filename, entry in unpacker.load().items():
+        linecache.cache.setdefault(filename, entry)
     return {"state": state, "names": sorted(names)}
