@@ -365,9 +365,31 @@ async def test_autograph_and_keras_registry_work_as_in_the_kernel(
             "assert len(scaled.variables) == 2",
             "again = keras.models.load_model('scaled.keras')\nassert again(tf.ones((1, 3))).shape == (1, 2)",
         ):
-            outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
+            options = {"private_writes": True, "budget_s": 30.0, "worker": "always"}
+            outcome = (await kit.run_in_kernel(kc, cell, **options))["outcome"]
             assert outcome["status"] == "finished" and outcome.get("worker"), (cell, outcome)
             assert (await real(kc, cell))["status"] == "finished"
+
+
+async def test_tensorflow_cells_a_fork_can_run_stay_in_the_fork(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    """The fork runs first, on the kernel's own objects: what it observes before any graph function (a
+    layer's build error, a checkpoint reader) stands; only where TensorFlow stops it does the worker run
+    the cell, on the inputs the fork packed before the cell changed them."""
+    pytest.importorskip("tensorflow")
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, KERAS + "\nreader_like = open('data/a.txt')")
+        stays = "w = model.layers[0].add_weight('kernel', shape=(2, 2))"  # positional name: ValueError
+        outcome = (await kit.run_in_kernel(kc, stays, private_writes=True))["outcome"]
+        assert (outcome["status"], outcome["exception"]) == ("crashed", "ValueError") and not outcome.get(
+            "worker"
+        )
+        assert (await real(kc, stays))["exception"] == "ValueError"
+        # It reaches a graph function, and an input cannot be copied: the fork's "unavailable" stands.
+        both = "reader_like.read()\nmodel.predict(x, verbose=0)"
+        outcome = (await kit.run_in_kernel(kc, both, private_writes=True))["outcome"]
+        assert outcome["status"] == "unavailable" and "graph function" in outcome["reason"], outcome
 
 
 async def test_a_quick_trial_cuts_a_long_keras_fit_in_the_worker(

@@ -40,6 +40,7 @@ def main(
     random_state: Any,
     parent: int,
     pack: int = -1,
+    then_run: bool = False,
 ) -> None:  # pragma: no cover - runs in the forked child, which ends with os._exit
     code = 70
     try:
@@ -51,8 +52,12 @@ def main(
         gc.freeze()  # a collection would touch (and copy) every old object of the kernel
         report = _prepare(shell, opts, scratch, writer, control, random_state, pack)
         guard = report.pop("guard")
+        if pack >= 0 and then_run:
+            # The inputs first, as they are before the cell changes them: a worker runs the cell on them
+            # if this fork cannot (worker.py); "ready" says whether they were packed.
+            report["packed"] = _pack(pack, source, ns, shell, opts)
         _send(writer, {"phase": "ready", **report})
-        if pack >= 0:
+        if pack >= 0 and not then_run:
             done = _pack(pack, source, ns, shell, opts)
         else:
             done = execute.run(source, ns, shell, guard, report, quick.preparer(opts, writer))

@@ -159,7 +159,9 @@ def _start(source: Any, opts: dict[str, Any], namespace: Any, t0: float) -> dict
             why = worker.needed(runnable(source, shell), ns)
         if why:
             relay = worker.WorkerTrial(opts, _scratch, why)
-            relay.start(source, ns, shell)
+            # auto: the fork first (it observes all it can, on the kernel's own objects), the worker
+            # where TensorFlow stops it.
+            relay.start(source, ns, shell, fork_first=opts["worker"] == "auto")
             relay.blocked_ms = ms(time.perf_counter() - t0)
             _current = relay
             return _running(relay, "worker", relay.setup_s)

@@ -15,9 +15,12 @@ from .outcome import ms
 from .watch import Trial
 
 
-def fork(trial: Trial, source: str, ns: dict[str, Any], shell: Any, pack: int = -1) -> None:
+def fork(
+    trial: Trial, source: str, ns: dict[str, Any], shell: Any, pack: int = -1, then_run: bool = False
+) -> None:
     """Fork the kernel; the child runs `source` on its copy-on-write copy of `ns` (`child.main`), or,
-    given a `pack` file, writes the cell's inputs there for a worker (`transfer.pack`).
+    given a `pack` file, writes the cell's inputs there for a worker (`transfer.pack`), and with
+    `then_run` runs the cell after that.
     The kernel is blocked only for the fork itself: the page tables are copied, not the memory."""
     import socket
 
@@ -44,7 +47,9 @@ def fork(trial: Trial, source: str, ns: dict[str, Any], shell: Any, pack: int = 
     if pid == 0:  # pragma: no cover - the child; its coverage is what it reports
         os.close(reader)
         parent_end.close()
-        child.main(source, ns, shell, trial.opts, trial.scratch, writer, child_end, state, parent, pack)
+        child.main(
+            source, ns, shell, trial.opts, trial.scratch, writer, child_end, state, parent, pack, then_run
+        )
     trial.fork_ms = ms(time.perf_counter() - t0)
     trial.fork_cpu_ms = ms(_thread_cpu() - cpu0)
     trial.pid = pid

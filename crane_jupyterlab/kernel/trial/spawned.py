@@ -125,16 +125,23 @@ def _warm(args: dict[str, Any]) -> dict[str, Any]:
     os.environ.setdefault("MPLBACKEND", "agg")
     with contextlib.suppress(OSError):
         os.nice(int(args.get("nice", 5)))
+    imported, failed = _import_all(args.get("modules", []))
+    _shell()
+    return {"warm_ms": ms(time.perf_counter() - t0), "imported": imported, "import_failed": failed,
+            "warm_kb": private_kb(os.getpid())}  # fmt: skip
+
+
+def _import_all(names: list[str]) -> tuple[list[str], list[str]]:
     imported, failed = [], []
-    for name in args.get("modules", []):
+    for name in names:
+        if name in sys.modules:
+            continue
         try:
             __import__(name)
             imported.append(name)
         except BaseException as exc:
             failed.append(f"{name}: {type(exc).__name__}")
-    _shell()
-    return {"warm_ms": ms(time.perf_counter() - t0), "imported": imported, "import_failed": failed,
-            "warm_kb": private_kb(os.getpid())}  # fmt: skip
+    return imported, failed
 
 
 _SHELL: list[Any] = []
@@ -175,6 +182,9 @@ def _run(
     os.environ.clear()
     os.environ.update(job.get("environ") or {})
     os.environ["MPLBACKEND"] = "agg"  # matplotlib was imported with it; a GUI backend has no display here
+    # Libraries the kernel loaded after this spare started: imported now, before the sandbox, as the
+    # spare imported the others (an import may probe the network or write a cache).
+    _import_all(job.get("modules") or [])
     devices = _own_gpu(float(job.get("gpu_fraction") or 0.5)) if job.get("cuda") else ()
     guard, ready = _sandbox(opts, scratch, control, layers, devices)
     shell = _shell()

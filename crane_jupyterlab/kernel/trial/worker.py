@@ -249,6 +249,15 @@ def _take(opts: dict[str, Any], scratch: Any) -> tuple[Spare, str]:
 # -- one trial through the worker ---------------------------------------------------------------------
 
 
+def _graphs_stopped(forked: Trial) -> bool:
+    """The forked child could not run the cell because TensorFlow's pools are not in it: it reached a
+    graph function, or waited forever on one of their locks."""
+    outcome = forked.outcome or {}
+    if outcome.get("status") != "unavailable":
+        return False
+    return outcome.get("reason") == tfwork.REASON or (forked.stopped == "deadlock" and forked.tensorflow)
+
+
 class WorkerTrial:
     """What `control` keeps for a trial that runs in a worker: the packing fork, then the worker, each
     watched by this object's thread; one token and one outcome for both."""
@@ -269,24 +278,36 @@ class WorkerTrial:
         self.setup_s = PACK_S + SETUP_S
         self.pack = -1
         self.cuda = False
+        self.fork_first = False
         self.packing: Any = None
         self.source = ""
         self.environment: dict[str, Any] = {}
 
-    def start(self, source: str, ns: dict[str, Any], shell: Any, cuda: bool = False) -> None:
+    def start(
+        self, source: str, ns: dict[str, Any], shell: Any, cuda: bool = False, fork_first: bool = False
+    ) -> None:
         """On the kernel's thread: fork the packer (the only time the kernel waits), then let a thread
         of the kernel do the rest. With `cuda` (a fork could not read the GPU) the inputs are packed on
-        that thread instead, without running any code of the notebook (transfer.pack's `guarded`)."""
+        that thread instead, without running any code of the notebook (transfer.pack's `guarded`).
+        With `fork_first` the forked child packs the inputs and then runs the cell itself: its outcome
+        stands unless TensorFlow stopped it, and only then does the worker run the cell on the pack."""
         import _thread
 
         self.pack = os.memfd_create("crane-trial-inputs", os.MFD_CLOEXEC)
         self.cuda = cuda
+        self.fork_first = fork_first
         if cuda:
             self.packing = (runnable(source, shell), ns, shell)
             self.forked = time.monotonic()
         else:
-            packer = Trial({**self.opts, "budget_s": float(self.opts["budget_s"]) + PACK_S}, self.scratch())
-            fork.fork(packer, source, ns, shell, pack=self.pack)
+            budget = float(self.opts["budget_s"])
+            packer = Trial(
+                {**self.opts, "budget_s": budget if fork_first else budget + PACK_S}, self.scratch()
+            )
+            if fork_first:
+                packer.setup_s += PACK_S  # the pack is written before the cell's budget starts
+                self.setup_s += budget
+            fork.fork(packer, source, ns, shell, pack=self.pack, then_run=fork_first)
             self.current = packer
             self.forked, self.pid = packer.forked, packer.pid
             self.fork_ms, self.fork_cpu_ms = packer.fork_ms, packer.fork_cpu_ms
@@ -333,6 +354,13 @@ class WorkerTrial:
             assert packer is not None
             packer.watch()
             packed = packer.outcome or {}
+            if self.fork_first:
+                if not _graphs_stopped(packer):
+                    return packed  # the fork concluded (or failed for a reason a worker shares)
+                fork_outcome = packed
+                packed = packer.ready.get("packed") or unavailable("the inputs were not packed")
+                if packed.get("status") != "packed":
+                    return fork_outcome  # the fork's "unavailable" stands, with TensorFlow's reason
         pack_ms = ms(time.monotonic() - t0)
         if self.stopped is not None:
             return unavailable(self.stopped)
@@ -361,6 +389,7 @@ class WorkerTrial:
             "scratch": spare.scratch,
             "package": packed.get("package"),
             "cuda": self.cuda,
+            "modules": sorted(state.top_modules()),
             "gpu_fraction": float(self.opts.get("worker_gpu_fraction") or GPU_FRACTION),
             **self.environment,
         }
