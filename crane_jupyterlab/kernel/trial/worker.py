@@ -359,8 +359,12 @@ class WorkerTrial:
                     return packed  # the fork concluded (or failed for a reason a worker shares)
                 fork_outcome = packed
                 packed = packer.ready.get("packed") or unavailable("the inputs were not packed")
-                if packed.get("status") != "packed":
-                    return fork_outcome  # the fork's "unavailable" stands, with TensorFlow's reason
+                if packed.get("status") != "packed":  # the fork's "unavailable" stands: say why it stays
+                    why = packed.get("reason") or "its inputs were not packed"
+                    return {
+                        **fork_outcome,
+                        "reason": f"{fork_outcome.get('reason')}; a worker could not take over: {why}",
+                    }
         pack_ms = ms(time.monotonic() - t0)
         if self.stopped is not None:
             return unavailable(self.stopped)
