@@ -382,7 +382,7 @@ async def _warm_spare(invoke: Any, timeout: float = 120.0) -> dict[str, Any] | N
     """Wait until the kernel's spare worker is warm; what it reports (start time, resident memory)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        spare: dict[str, Any] = await invoke("trial.spare", "")
+        spare: dict[str, Any] = await invoke("trial.spare", "True")
         if spare.get("warm"):
             return spare
         await asyncio.sleep(0.2)

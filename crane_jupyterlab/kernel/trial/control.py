@@ -213,10 +213,12 @@ def _cannot_fork(opts: dict[str, Any]) -> str | None:
     return None
 
 
-def spare() -> dict[str, Any]:
-    """The warm spare worker, for benchmarks and tests: whether one is warm, its pid, start time and
-    resident memory."""
+def spare(start: bool = False) -> dict[str, Any]:
+    """The warm spare worker: whether one is warm, its pid, start time and resident memory; with `start`,
+    one is started in the background first where none is (ahead of a trial that will need it)."""
     try:
+        if start and worker.possible():
+            worker.warm_up(dict(DEFAULTS), _scratch)
         return worker.describe()
     except Exception as exc:  # the contract: never raise into the kernel
         return {"warm": False, "error": f"{type(exc).__name__}: {exc}"}

@@ -137,19 +137,20 @@ class Spare:
 
         deadline = time.monotonic() + timeout
         while self.warm is None:
-            left = deadline - time.monotonic()
-            if left <= 0 or self.proc.poll() is not None:
-                return None
+            left = max(0.0, deadline - time.monotonic())  # 0: look once, without waiting
             readable, _, _ = select.select([self.report], [], [], left)
-            if readable:
-                chunk = os.read(self.report, 65536)
-                if not chunk:
+            if not readable:
+                if left <= 0 or self.proc.poll() is not None:
                     return None
-                self.buffer += chunk
-                if b"\n" in self.buffer:
-                    line, self.buffer = self.buffer.split(b"\n", 1)
-                    with contextlib.suppress(ValueError):
-                        self.warm = json.loads(line)
+                continue
+            chunk = os.read(self.report, 65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+            if b"\n" in self.buffer:
+                line, self.buffer = self.buffer.split(b"\n", 1)
+                with contextlib.suppress(ValueError):
+                    self.warm = json.loads(line)
         return self.warm
 
     def alive(self) -> bool:
