@@ -126,6 +126,9 @@ def _warm(args: dict[str, Any]) -> dict[str, Any]:
     with contextlib.suppress(OSError):
         os.nice(int(args.get("nice", 5)))
     imported, failed = _import_all(args.get("modules", []))
+    if args.get("cuda"):  # the kernel uses the GPU: this worker's own context, made while it waits
+        with contextlib.suppress(BaseException):
+            _own_gpu(float(args.get("gpu_fraction") or 0.5))
     _shell()
     return {"warm_ms": ms(time.perf_counter() - t0), "imported": imported, "import_failed": failed,
             "warm_kb": private_kb(os.getpid())}  # fmt: skip
@@ -216,16 +219,23 @@ def _run(
     return done
 
 
+_GPU: list[tuple[str, ...]] = []
+
+
 def _own_gpu(fraction: float) -> tuple[str, ...]:  # pragma: no cover - worker only, on a GPU machine
     """A CUDA context of the worker's own, made before the sandbox (it opens the driver's device files),
-    each device capped at `fraction` of its memory; the device files it may keep writing to."""
+    each device capped at `fraction` of its memory; the device files it may keep writing to. Made once
+    (a spare of a GPU kernel makes it while it waits)."""
     import glob
 
+    if _GPU:
+        return _GPU[0]
     torch = __import__("torch")
     for index in range(torch.cuda.device_count()):
         torch.cuda.set_per_process_memory_fraction(fraction, index)
         torch.empty(1, device=f"cuda:{index}")
-    return tuple(sorted(glob.glob("/dev/nvidia*")))
+    _GPU.append(tuple(sorted(glob.glob("/dev/nvidia*"))))
+    return _GPU[0]
 
 
 def _sandbox(

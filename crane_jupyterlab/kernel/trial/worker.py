@@ -97,6 +97,10 @@ class Spare:
             "report": report_w, "lifeline": life_r, "control": theirs.fileno(), "modules": self.modules,
             "memory_mb": int(opts["memory_mb"]), "nice": int(opts["nice"]), "sys_path": list(sys.path),
             "scratch": scratch,
+            # A kernel on the GPU: the spare makes its own CUDA context while it waits (seconds, paid
+            # ahead of need), capped as the job will say.
+            "cuda": _cuda_initialised(),
+            "gpu_fraction": float(opts.get("worker_gpu_fraction") or GPU_FRACTION),
         }  # fmt: skip
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="agg")
         try:
@@ -174,6 +178,14 @@ class Spare:
         with contextlib.suppress(OSError):
             self.control.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _cuda_initialised() -> bool:
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch.cuda.is_initialized())
+    except Exception:
+        return False
 
 
 def describe() -> dict[str, Any]:
