@@ -188,6 +188,7 @@ def test_gpu_device_files(path: str, gpu: bool) -> None:
 
 def test_an_initialised_cuda_context_makes_the_trial_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
     # A stand-in for torch with CUDA initialised: the check must ask torch's own flag, never initialise.
+    # With the worker off: a fork cannot use the GPU (test_worker.py runs such a trial in the worker).
     calls: list[str] = []
 
     def is_initialized() -> bool:
@@ -199,7 +200,7 @@ def test_an_initialised_cuda_context_makes_the_trial_unavailable(monkeypatch: py
 
     fake = types.SimpleNamespace(cuda=types.SimpleNamespace(is_initialized=is_initialized, init=refuse))
     monkeypatch.setitem(sys.modules, "torch", fake)
-    started = trial.start("x = 1", {}, {})
+    started = trial.start("x = 1", {"worker": "never"}, {})
     assert started["state"] == "done"
     assert started["outcome"]["status"] == "unavailable"
     assert started["outcome"]["reason"].startswith("CUDA in use")

@@ -445,3 +445,6 @@ async def test_a_cuda_kernels_inputs_are_packed_on_a_thread_without_running_note
     refused = kit.run_here("c", ns, worker="auto", budget_s=10.0)
     assert refused["status"] == "unavailable" and "pickles itself" in refused["reason"], refused
     assert not Path("/tmp/crane-reduce-ran").exists()
+    from crane_jupyterlab.kernel.trial import worker
+
+    worker.discard_spare()  # the spare this process started: other tests count this process's children

@@ -247,6 +247,15 @@ def _replace(opts: dict[str, Any], scratch: Any) -> None:
             old.discard()
 
 
+def discard_spare() -> None:
+    """End the spare, if any (a kernel that no longer needs one; tests)."""
+    global _spare
+    with _spare_lock:
+        spare, _spare = _spare, None
+    if spare is not None:
+        spare.discard()
+
+
 def _take(opts: dict[str, Any], scratch: Any) -> tuple[Spare, str]:
     """The spare if one is alive for this directory (it was warm or is warming), else a new one."""
     global _spare
