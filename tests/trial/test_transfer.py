@@ -176,3 +176,24 @@ def test_the_shells_functions_are_never_copied_its_history_is() -> None:
 
     shell = SimpleNamespace(user_ns_hidden={"open": open, "_": None})
     assert transfer.shell_names({"open": open, "_": None}, shell) == ["open"]  # a function, not a value
+
+
+def test_only_the_modules_beside_the_notebook_that_the_cell_imports_are_imported_again(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "beside_a.py").write_text("A = 1\n")
+    (tmp_path / "beside_b.py").write_text("B = 2\n")
+    (tmp_path / "beside_pkg").mkdir()
+    (tmp_path / "beside_pkg" / "__init__.py").write_text("")
+    (tmp_path / "beside_pkg" / "part.py").write_text("def f():\n    return 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("beside_a", "beside_b", "beside_pkg", "beside_pkg.part"):
+        monkeypatch.delitem(__import__("sys").modules, name, raising=False)
+    import beside_a  # noqa: F401
+    import beside_b  # noqa: F401
+    import beside_pkg.part  # noqa: F401
+
+    cell = "import json, pytest\nimport beside_a\nfrom beside_pkg import part\nfrom not_imported import x"
+    # beside_b was imported by the kernel but not by the cell; json is the stdlib; pytest is installed
+    assert process_state.local_modules(cell) == ["beside_a", "beside_pkg", "beside_pkg.part"]
+    assert process_state.local_modules("def broken(:") == []

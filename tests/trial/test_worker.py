@@ -51,6 +51,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "data" / "sub" / "c.bin").write_bytes(bytes(range(256)))
     (root / "lib").mkdir()
     (root / "lib" / "helpers_beside.py").write_text("VALUE = 7\ndef twice(x):\n    return 2 * x\n")
+    (root / "lib" / "noisy_beside.py").write_text("import subprocess\nsubprocess.run(['true'])\nVALUE = 3\n")
     (root / "elsewhere").mkdir()
     (root / "elsewhere" / "only_here.txt").write_text("here")
     return root
@@ -179,6 +180,25 @@ async def test_what_cannot_be_copied_is_unavailable_with_its_reason(
     outcome = await trial(kit, kernel, target, worker_max_mb=1)
     assert outcome["status"] == "unavailable", outcome
     assert "could not be copied" in outcome["reason"] and word in outcome["reason"], outcome
+
+
+# -- modules beside the notebook ---------------------------------------------------------------------
+
+
+async def test_a_module_beside_the_notebook_runs_again_only_where_the_cell_imports_it(
+    kit: SimpleNamespace, home: Path, sandbox: dict[str, Any]
+) -> None:
+    """The worker imports again the modules beside the notebook that the cell imports (the kernel has
+    them loaded; the cell's `import` runs none of their code there). What such an import does runs in
+    the sandbox: a refused side effect means the worker is not the kernel, never that the cell crashed."""
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, "import sys\nsys.path.insert(0, 'lib')\nimport noisy_beside, helpers_beside")
+        refused = await trial(kit, kc, "import noisy_beside\nnoisy_beside.VALUE / 0")
+        assert refused["status"] == "unavailable", refused
+        assert "could not rebuild" in refused["reason"] and "run the program 'true'" in refused["reason"]
+        for cell in ("x = 1 / 0", "import helpers_beside\nhelpers_beside.twice(1) / 0"):
+            outcome = await trial(kit, kc, cell)
+            assert (outcome["status"], outcome.get("exception")) == ("crashed", "ZeroDivisionError"), outcome
 
 
 # -- the kernel is left as it was ------------------------------------------------------------------

@@ -13,6 +13,13 @@ def ms(seconds: float) -> float:
     return round(seconds * 1000.0, 2)
 
 
+# A side effect refused while a worker rebuilt the cell's inputs (or imported a module the cell imports):
+# what the cell would meet is not what the kernel has, so nothing the cell then does is observed.
+REBUILD_REFUSED = (
+    "the worker could not rebuild what the cell uses as the kernel has it: the sandbox refused to "
+)
+
+
 def unavailable(reason: str) -> dict[str, Any]:
     return {"status": "unavailable", "reason": reason}
 

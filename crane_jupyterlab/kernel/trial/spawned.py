@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from . import execute, quick, state, transfer
-from .outcome import ms, private_kb, unavailable
+from .outcome import REBUILD_REFUSED, listed, ms, private_kb, unavailable
 from .sandbox import confine, overlay, seccomp
 from .sandbox.hooks import Guard
 
@@ -205,6 +205,8 @@ def _run(
         )
     finally:
         os.close(pack)
+    if guard.refusals:  # the inputs, or a module the cell imports, are not what the kernel has
+        return unavailable(f"{REBUILD_REFUSED}{listed(guard.refusals)}")
     ready.update(
         {"rebuild_ms": ms(time.perf_counter() - t0), "names": len(rebuilt["names"]), "state_missed": missed}
     )

@@ -68,25 +68,40 @@ def top_modules() -> set[str]:
     return {name for name in heavy if name in sys.modules}
 
 
-def local_modules() -> list[str]:
-    """Modules the notebook imported from files beside it (not installed, not the standard library): the
-    worker imports them again, from the same `sys.path`."""
+def local_modules(code_text: str) -> list[str]:
+    """The modules the cell imports that the notebook imported from files beside it (not installed, not
+    the standard library): the worker imports them before the cell runs, from the same `sys.path`, so that
+    the cell's `import` finds them loaded as it does in the kernel. Only those: every other module beside
+    the notebook that the inputs need comes by pickle's own import, and running a module's code again is
+    not free (what it does at import runs in the sandbox)."""
+    import ast
     import sysconfig
 
+    try:
+        tree = ast.parse(code_text)
+    except (SyntaxError, ValueError):
+        return []
+    wanted: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            wanted += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            wanted.append(node.module)
+            wanted += [f"{node.module}.{alias.name}" for alias in node.names]  # submodules among them
     installed = {sysconfig.get_paths().get(k, "") for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    installed = {p for p in installed if p}
+    installed = {os.path.realpath(p) + os.sep for p in installed if p}
     found = []
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None) if type(module) is types.ModuleType else None
-        if not isinstance(path, str) or "." in name or name.startswith("_crane"):
+    for name in dict.fromkeys(wanted):
+        module = sys.modules.get(name)
+        root = sys.modules.get(name.partition(".")[0])
+        path = getattr(root, "__file__", None) if type(root) is types.ModuleType else None
+        if module is None or not isinstance(path, str) or name.startswith("_crane"):
             continue
         real = os.path.realpath(path)
-        if any(real.startswith(os.path.realpath(p) + os.sep) for p in installed):
-            continue
-        if "site-packages" in real or "dist-packages" in real:
+        if real.startswith(tuple(installed)) or "site-packages" in real or "dist-packages" in real:
             continue
         found.append(name)
-    return sorted(found)
+    return found
 
 
 def _keras_registry() -> dict[str, Any]:

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from .outcome import died, listed, ms, private_kb, unavailable
+from .outcome import REBUILD_REFUSED, died, listed, ms, private_kb, unavailable
 from .sandbox import overlay
 from .sandbox.supervisor import Supervisor
 from .stuck import Stuck, activity
@@ -42,6 +42,7 @@ class Trial:
         self.outcome: dict[str, Any] | None = None
         self.stopped: str | None = None  # why we ended the child: "timeout", "memory", a reason
         self.ready: dict[str, Any] = {}
+        self.rebuild_refusals: list[str] = []
         self.supervisor: Supervisor | None = None
         self.scratch = scratch  # the process's private temporary directory, removed at the end
         self.reader = -1
@@ -110,6 +111,9 @@ class Trial:
                             self.ready = json.loads(line) if line.startswith(b"{") else {}
                             if self.ready.get("phase") == "ready":
                                 deadline = time.monotonic() + float(self.opts["budget_s"])
+                                if self.ready.get("worker") and self.supervisor is not None:
+                                    # refused while the worker rebuilt the inputs, not by the cell
+                                    self.rebuild_refusals = list(self.supervisor.refusals)
                     elif fd == listener:
                         if event & select.POLLIN and self.supervisor is not None:
                             self.supervisor.handle()
@@ -212,6 +216,9 @@ class Trial:
             )
         elif self.stopped is not None:
             outcome = unavailable(self.stopped)
+        elif self.rebuild_refusals:
+            outcome = unavailable(REBUILD_REFUSED + listed(list(dict.fromkeys(self.rebuild_refusals))))
+            refusals = []
         elif done is not None:
             outcome = {k: v for k, v in done.items() if k not in ("phase", "refusals")}
             refused = outcome.pop("refused", False)

@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any
 
-from ..cell import runnable
+from ..cell import python_source, runnable
 from . import fork, spawned, state, tfwork, transfer
 from .outcome import ms, unavailable
 from .watch import Trial
@@ -334,7 +334,7 @@ class WorkerTrial:
             self.forked, self.pid = packer.forked, packer.pid
             self.fork_ms, self.fork_cpu_ms = packer.fork_ms, packer.fork_cpu_ms
         # What the worker takes from the kernel's process besides the pack (getters only; the modules
-        # imported from files beside the notebook are looked for on the relay's thread).
+        # beside the notebook that the cell imports are looked for on the relay's thread).
         self.environment = {"cwd": os.getcwd(), "sys_path": list(sys.path), "environ": dict(os.environ)}
         self.source = source
         _thread.start_new_thread(self._run, ())
@@ -395,7 +395,7 @@ class WorkerTrial:
             if packed.get("status") == "crashed":
                 why = f"{packed.get('exception')}: {packed.get('message')}"
             return unavailable(f"the cell's inputs could not be copied to a worker: {why}")
-        self.environment["local_modules"] = state.local_modules()
+        self.environment["local_modules"] = state.local_modules(python_source(self.source))
         t1 = time.monotonic()
         spare, temperature = _take(self.opts, self.scratch)
         warm = spare.ready(SETUP_S)
