@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+import re
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 Categories = str  # any subset of "SRV", e.g. "SR"
+
+# Terminal control sequences (CSI such as colours, OSC such as hyperlinks) that libraries put in their
+# messages (Keras bolds the layer's name): a person reads the words, never the codes.
+_TERMINAL = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
+def plain(text: str) -> str:
+    """`text` without terminal control sequences."""
+    return _TERMINAL.sub("", text) if "\x1b" in text else text
+
+
+# Text a person reads (the badge, the panel, the history, the prompt): control sequences removed.
+Plain = Annotated[str, AfterValidator(plain)]
 
 # Who decided a verdict, strongest evidence first: "trial" (the cell crashed, or ran to its end, in a
 # sandboxed fork of the kernel: observed), "syntax" and "checks" (certain from the facts), "llm" (a
@@ -25,8 +39,8 @@ class Finding(BaseModel):
     """A certain crash found by a deterministic check."""
 
     rule: str
-    message: str
-    evidence: list[str] = Field(default_factory=list)
+    message: Plain
+    evidence: list[Plain] = Field(default_factory=list)
     line: int | None = None
 
 
@@ -37,7 +51,7 @@ class TrialFrame(BaseModel):
     """One frame of an observed traceback that lies in the target cell."""
 
     line: int  # 1-based line of the cell
-    text: str  # that line's source, stripped
+    text: Plain  # that line's source, stripped
 
 
 class TrialLoop(BaseModel):
@@ -103,12 +117,12 @@ class TrialOutcome(BaseModel):
 
     status: TrialStatus
     exception: str | None = None  # crashed: the exception's class name, e.g. "KeyError"
-    message: str | None = None  # crashed: its message (bounded)
+    message: Plain | None = None  # crashed: its message (bounded)
     line: int | None = None  # crashed: the cell's line where it raised
     frames: list[TrialFrame] = Field(default_factory=list)  # crashed: frames inside the cell, outermost first
     elapsed_ms: float | None = None  # how long the cell ran in the fork
     sandbox: str | None = None  # what enforced the sandbox, e.g. "landlock+seccomp+netns"
-    reason: str | None = None  # blocked: the refused side effect; otherwise why the trial did not conclude
+    reason: Plain | None = None  # blocked: the refused side effect; otherwise why the trial did not conclude
     extra_memory_mb: float | None = None  # the trial's own memory (beyond what it shared with the kernel)
     # What the cell wrote to its private copy-on-write copy of the files, discarded with the trial:
     # "wrote 2 files (1.2 MB) in a private copy, discarded: the real files did not change".
@@ -151,7 +165,7 @@ class Verdict(BaseModel):
     """The answer shown to the user and written by the benchmarks."""
 
     detection: bool
-    reasoning: str
+    reasoning: Plain
     source: VerdictSource
     votes: list[bool] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)

@@ -11,6 +11,19 @@ import type { IDisposable } from '@lumino/disposable';
 import type { ISignal } from '@lumino/signaling';
 import { Signal } from '@lumino/signaling';
 
+/**
+ * Terminal control sequences (colours, hyperlinks) that libraries put in their messages (Keras bolds a
+ * layer's name); the kernel's error messages carry them. A person reads the words, never the codes.
+ */
+const TERMINAL =
+  // eslint-disable-next-line no-control-regex
+  /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])/g;
+
+/** `text` without terminal control sequences. */
+export function plainText(text: string): string {
+  return text.includes('\x1b') ? text.replace(TERMINAL, '') : text;
+}
+
 /** Kernel states after which nothing checked before still holds. */
 const RESET_STATES: ReadonlySet<string> = new Set([
   'restarting',
@@ -156,7 +169,7 @@ export class KernelActivity implements IDisposable {
     const content = (msg as KernelMessage.IExecuteReplyMsg).content;
     const run = this._runs.get(parent);
     if (run && !run.error && content.status === 'error') {
-      run.error = { ename: content.ename, evalue: content.evalue };
+      run.error = { ename: content.ename, evalue: plainText(content.evalue) };
     }
   }
 
@@ -189,7 +202,10 @@ export class KernelActivity implements IDisposable {
       return;
     }
     if (KernelMessage.isErrorMsg(msg)) {
-      run.error = { ename: msg.content.ename, evalue: msg.content.evalue };
+      run.error = {
+        ename: msg.content.ename,
+        evalue: plainText(msg.content.evalue)
+      };
     } else if (
       KernelMessage.isStatusMsg(msg) &&
       msg.content.execution_state === 'idle'

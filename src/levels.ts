@@ -173,10 +173,12 @@ export function plain(text: string): string {
 }
 
 /**
- * The first sentence or line of `text`, at most `max` characters.
+ * The first sentence or line of `text`, at most `max` characters. A sentence ends at a blank line too:
+ * libraries' messages put their first line alone, then a block (Keras' "Arguments received by …").
  */
 export function firstSentence(text: string, max = 200): string {
-  const flat = text.trim().replace(/\s+/g, ' ');
+  const paragraph = text.trim().split(/\n\s*\n/)[0];
+  const flat = paragraph.replace(/\s+/g, ' ');
   const sentence = flat.match(/^.*?[.!?](?=\s|$)/);
   const first = sentence ? sentence[0] : flat;
   return first.length > max
@@ -468,7 +470,7 @@ export function describeCell(
     case 'confirmed':
     case 'missed':
       if (record?.run) {
-        out.cause = runCause(record.run);
+        out.cause = firstSentence(runCause(record.run));
         out.basis =
           view.state === 'confirmed'
             ? trans.__('the run raised the crash')

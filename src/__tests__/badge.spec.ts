@@ -159,6 +159,21 @@ describe('CellBadge', () => {
     );
   });
 
+  it("carries the first line of a run's long message, not its whole block", () => {
+    const run = {
+      ename: 'ValueError',
+      evalue:
+        'Input 0 of layer "dense" is incompatible with the layer\n\n' +
+        'Arguments received by Sequential.call():\n  • inputs=tf.Tensor(shape=(None, 5))',
+      at: 1,
+      kind: 'confirmed' as const
+    };
+    show(badge, done(checksCrash, { run }), 'src', 9);
+    expect(text(badge)).toBe(
+      'Crashed as warned (the run raised the crash): ValueError: Input 0 of layer "dense" is incompatible with the layer'
+    );
+  });
+
   it('shows failures with their message', () => {
     show(
       badge,

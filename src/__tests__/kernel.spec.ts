@@ -4,7 +4,7 @@ import type { KernelMessage } from '@jupyterlab/services';
 import { Signal } from '@lumino/signaling';
 
 import type { IRunEnd, IRunStart } from '../kernel';
-import { KernelActivity } from '../kernel';
+import { KernelActivity, plainText } from '../kernel';
 
 /** A kernel connection whose messages the test sends. */
 class FakeKernel {
@@ -146,6 +146,34 @@ describe('KernelActivity', () => {
       iopub('status', 'm2', { execution_state: 'idle' })
     );
     expect(finished[0].error).toEqual({ ename: 'KeyError', evalue: "'Agee'" });
+  });
+
+  it("reads a message's words without its terminal codes (Keras bolds names)", () => {
+    const { kernel, finished } = setup();
+    kernel.anyMessage.emit(request('m3', 'cell-3'));
+    kernel.iopubMessage.emit(
+      iopub('execute_input', 'm3', {
+        code: 'model.fit(X, y)',
+        execution_count: 3
+      })
+    );
+    kernel.iopubMessage.emit(
+      iopub('error', 'm3', {
+        ename: 'ValueError',
+        evalue:
+          'Input 0 of layer \x1b[1m"dense"\x1b[0m is incompatible: ' +
+          '\x1b]8;;https://keras.io\x07docs\x1b]8;;\x07',
+        traceback: []
+      })
+    );
+    kernel.iopubMessage.emit(
+      iopub('status', 'm3', { execution_state: 'idle' })
+    );
+    expect(finished[0].error).toEqual({
+      ename: 'ValueError',
+      evalue: 'Input 0 of layer "dense" is incompatible: docs'
+    });
+    expect(plainText('no codes here')).toBe('no codes here');
   });
 
   it('ignores silent executions (no execute_input), such as the probe', () => {

@@ -250,6 +250,18 @@ describe('text helpers', () => {
     expect(firstSentence('np.mean fails on strings')).toBe(
       'np.mean fails on strings'
     );
+    // Keras: the first line alone, then a block of the call's arguments.
+    expect(
+      firstSentence(
+        'ValueError: Input 0 of layer "dense" is incompatible with the layer: expected axis -1 of ' +
+          'input shape to have value 4, but received input with shape (None, 5)\n\n' +
+          'Arguments received by Sequential.call():\n  • inputs=tf.Tensor(shape=(None, 5))\n' +
+          '  • training=True (line 3), observed in a trial run.'
+      )
+    ).toBe(
+      'ValueError: Input 0 of layer "dense" is incompatible with the layer: expected axis -1 of ' +
+        'input shape to have value 4, but received input with shape (None, 5)'
+    );
     const long = firstSentence('x'.repeat(300), 50);
     expect(long).toHaveLength(50);
     expect(long.endsWith('…')).toBe(true);

@@ -50,6 +50,21 @@ async def test_an_observed_crash_decides_without_the_model(
     assert await k.value("'mean_age' in globals()") == "False"
 
 
+async def test_a_message_reaches_the_user_without_its_terminal_codes(
+    jp_fetch: Any, kernels: Any, llm_stub: StubLLM
+) -> None:
+    """Keras bolds a layer's name with terminal codes in its messages: the answer carries the words."""
+    k = await kernels.start(FRAME)
+    cell = "raise ValueError('Input 0 of layer \\x1b[1m\"dense\"\\x1b[0m is incompatible')"
+    code, body = await analyze(jp_fetch, k.id, cell)
+    assert code == 200 and body["trial"]["status"] == "crashed", body
+    assert body["trial"]["message"] == 'Input 0 of layer "dense" is incompatible'
+    assert (
+        "\x1b" not in body["verdict"]["reasoning"]
+        and '"dense" is incompatible' in body["verdict"]["reasoning"]
+    )
+
+
 async def test_an_observed_end_means_no_crash(jp_fetch: Any, kernels: Any, llm_stub: StubLLM) -> None:
     llm_stub.default = answer(True, "the stub would have said crash")
     k = await kernels.start(FRAME)

@@ -60,3 +60,20 @@ def test_a_quick_trial_decides_only_with_a_crash_that_does_not_depend_on_the_cut
     whole = TrialOutcome(status="finished", quick=QuickTrial(k=2, cut=False))
     seen = policy.certain([], whole)
     assert seen is not None and not seen.detection and seen.source == "trial"
+
+
+def test_an_observed_message_is_said_without_terminal_codes() -> None:
+    # As the kernel reports it: Keras bolds names (CSI), some libraries link their docs (OSC 8).
+    raw = {
+        "status": "crashed",
+        "exception": "ValueError",
+        "message": 'Input 0 of layer \x1b[1m"dense"\x1b[0m: see \x1b]8;;https://keras.io\x07docs\x1b]8;;\x07',
+        "line": 1,
+    }
+    trial = TrialOutcome.model_validate(raw)
+    assert trial.message == 'Input 0 of layer "dense": see docs'
+    verdict = policy.certain([], trial)
+    assert verdict is not None and verdict.detection and "\x1b" not in verdict.reasoning
+    assert Finding(rule="r", message="\x1b[31mred\x1b[0m", evidence=["\x1b[1mx\x1b[0m"]).model_dump() == {
+        "rule": "r", "message": "red", "evidence": ["x"], "line": None
+    }  # fmt: skip
