@@ -65,6 +65,10 @@ class AnalyzeRequest(BaseModel):
     source: str = Field(max_length=MAX_SOURCE_CHARS)
     cell_id: str | None = Field(default=None, max_length=200)
     settings: AnalyzeSettings = Field(default_factory=AnalyzeSettings)
+    # Asked while the user types (the automatic check after a pause): a cell still being typed (an open
+    # bracket, block or string: IPython's completeness check) gets `{"status": "incomplete"}`, no verdict.
+    # An explicit check says "syntax error" of the same text, as running it would.
+    typing: bool = False
 
 
 class Timing(BaseModel):
@@ -105,9 +109,10 @@ class AnalyzeResult(BaseModel):
 
 
 class StatusReply(BaseModel):
-    """Every answer without an analysis: superseded, busy, and the errors."""
+    """Every answer without an analysis: superseded, incomplete (code still being typed), busy, and the
+    errors."""
 
-    status: Literal["superseded", "busy", "error"]
+    status: Literal["superseded", "incomplete", "busy", "error"]
     message: str | None = None
     field: str | None = None
 

@@ -9,6 +9,7 @@ export interface IAnalyzeRequest {
   source: string;
   cell_id?: string | null;
   settings?: IAnalyzeSettings;
+  typing?: boolean;
 }
 
 /** A 200 answer that carries an analysis (`ok`, `llm_error`, `no_model`). */
@@ -26,9 +27,12 @@ export interface IAnalyzeResult {
   trial: ITrialOutcome | null;
 }
 
-/** Every answer without an analysis: superseded, busy, and the errors. */
+/**
+ * Every answer without an analysis: superseded, incomplete (code still being typed), busy, and the
+ * errors.
+ */
 export interface IStatusReply {
-  status: 'superseded' | 'busy' | 'error';
+  status: 'superseded' | 'incomplete' | 'busy' | 'error';
   message?: string | null;
   field?: string | null;
 }

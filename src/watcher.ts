@@ -159,9 +159,10 @@ export class NotebookWatcher implements IDisposable {
 
   /**
    * Check `cell` now; with `trial`, also run it in a sandboxed fork of the kernel (the "Trial-Run
-   * Cell" command). Resolves when the answer is in (or dropped); never rejects.
+   * Cell" command); with `typing`, as the automatic check after a pause (code still being typed gets
+   * no verdict). Resolves when the answer is in (or dropped); never rejects.
    */
-  async check(cell: Cell, trial = false): Promise<void> {
+  async check(cell: Cell, trial = false, typing = false): Promise<void> {
     if (this._isDisposed || cell.model.type !== 'code') {
       return;
     }
@@ -197,7 +198,8 @@ export class NotebookWatcher implements IDisposable {
       kernel_id: kernel.id,
       source,
       cell_id: cellId,
-      settings: plan.settings
+      settings: plan.settings,
+      ...(typing ? { typing: true } : {})
     };
     try {
       const answer = await requestAPI<IAnalyzeResult | IStatusReply>(
@@ -210,6 +212,11 @@ export class NotebookWatcher implements IDisposable {
       if (answer.status === 'superseded') {
         // A newer request for this kernel (maybe another cell) overtook this one.
         this._restore(cellId, previous);
+        return;
+      }
+      if (answer.status === 'incomplete') {
+        // Half-typed code: no verdict, no badge, no entry in the history (the next pause asks again).
+        this.checks.delete(cellId);
         return;
       }
       this._finished({
@@ -383,7 +390,7 @@ export class NotebookWatcher implements IDisposable {
     const cell = this._needsCheck();
     // The probe would queue behind user code in the kernel: wait until it finished (`idle`).
     if (cell && !this._kernel.busy) {
-      void this.check(cell);
+      void this.check(cell, false, true);
     }
   }
 

@@ -51,3 +51,30 @@ def parse_cell(source: str) -> tuple[ast.Module | None, CellSyntaxError | None]:
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
         return None, CellSyntaxError(None, None, str(exc))
     return tree, None
+
+
+def unfinished(source: str) -> bool:
+    """Whether the cell is code still being typed: it does not parse, IPython's own completeness check
+    (the console's "more input?" test) says it is incomplete (an open bracket, block or string), and
+    Python agrees that more lines could complete it. Code invalid as it stands (`x = 1 +`, `print(1))`,
+    `def f(:`) is not unfinished: it is a syntax error."""
+    if parse_cell(source)[1] is None:
+        return False
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:  # a server without IPython: Python's own test alone
+        pass
+    else:
+        try:
+            if TransformerManager().check_complete(source)[0] != "incomplete":  # type: ignore[no-untyped-call]
+                return False
+        except Exception:
+            return False
+    import codeop
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return codeop.compile_command(to_python(source), "<cell>", "exec") is None
+    except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
+        return False

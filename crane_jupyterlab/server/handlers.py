@@ -7,7 +7,8 @@ Thin on purpose: validate the body, call the service, map its typed errors to st
 - 200 `status` "ok" (`verdict.source`: trial, syntax, checks, llm; `trial` carries the trial run's
   outcome when one ran), "no_model" (the checks' verdict and a
   `hint`), "llm_error" (`error.kind/message`, the runtime facts, and a checks verdict when they found a
-  certain crash, else `verdict` null), or "superseded" (a newer request for the same cell_id won);
+  certain crash, else `verdict` null), "superseded" (a newer request for the same cell_id won), or
+  "incomplete" (asked with `typing`, and the cell is still being typed: no verdict);
 - 400 malformed body, `field` names the culprit; 403 a model outside the allow-list; 404 unknown or dead
   kernel; 409 `{"status": "busy"}` the kernel runs user code (never queued, never interrupted);
   502/504 the probe failed / the kernel did not answer it.
@@ -25,6 +26,7 @@ from jupyter_server.extension.handler import ExtensionHandlerMixin
 from pydantic import BaseModel, ValidationError
 
 from ..api import AnalyzeRequest, AnalyzeResult, StatusReply
+from ..checks.cell import unfinished
 from .config import config_reply, key_status
 from .errors import AnalysisError, Superseded
 
@@ -77,6 +79,10 @@ class AnalyzeHandler(CraneHandler):
             where = ".".join(str(p) for p in first["loc"]) or "body"
             message = f"{where}: {first['msg']}"
             self.reply(StatusReply(status="error", message=message, field=where), 400, True)
+            return
+        if request.typing and unfinished(request.source):
+            # Half-typed code is no crash: no red while the user types, nothing in the kernel either.
+            self.reply(StatusReply(status="incomplete", message="the cell is not finished yet"), 200, True)
             return
         # A task, so a client that goes away (the cell was edited, the page closed) cancels the work
         # and the model call with it.

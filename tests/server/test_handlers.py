@@ -90,6 +90,24 @@ async def test_syntax_error_is_certain_without_the_model(jp_fetch: Any, kernels:
     assert code == 200 and body["verdict"]["source"] == "llm"
 
 
+async def test_code_still_being_typed_gets_no_verdict_while_typing(
+    jp_fetch: Any, kernels: Any, llm_stub: Any
+) -> None:
+    """The automatic check after a pause (`typing`) says nothing of a cell with an open bracket, block or
+    string; code invalid as it stands stays a syntax error; an explicit check says what running it would."""
+    k = await kernels.start("import pandas as pd\ndf = pd.DataFrame({'age': [1, 2]})")
+    for unfinished in ('total = df["age"].sum(', "for x in df['age']:", 'note = """starts here'):
+        code, body = await analyze(jp_fetch, k.id, unfinished, typing=True)
+        assert (code, body) == (200, {"status": "incomplete", "message": "the cell is not finished yet"})
+        code, body = await analyze(jp_fetch, k.id, unfinished)
+        assert code == 200 and body["verdict"]["source"] == "syntax", body
+    for invalid in ("total = df['age'].sum())", "x = 1 +", "def f(:\n  pass"):
+        code, body = await analyze(jp_fetch, k.id, invalid, typing=True)
+        assert code == 200 and body["verdict"]["source"] == "syntax", (invalid, body)
+    code, body = await analyze(jp_fetch, k.id, "total = df['age'].sum()", typing=True)
+    assert code == 200 and body["status"] == "ok" and body["verdict"]["source"] != "syntax", body
+
+
 async def test_busy_kernel_answers_409_at_once_and_is_not_interrupted(jp_fetch: Any, kernels: Any) -> None:
     k = await kernels.start("import time")
     msg_id = k.submit("time.sleep(4); done = True")

@@ -93,3 +93,24 @@ def test_the_shells_own_transform_is_used() -> None:
 
     assert cell.runnable("  x = 1", Shell()) == "x = 'the shell'\n"
     assert cell.runnable("  x = 1", Broken()) == "x = 1\n"  # the fallback, never an error
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ('total = df["age"].sum(', True),  # an open bracket
+        ("if x:", True),  # an open block
+        ('s = """abc', True),  # an open triple-quoted string
+        ('df.plot(\n  x="a",', True),
+        ('s = "abc', False),  # a one-line string cannot continue: invalid as it stands
+        ("x = 1 +", False),
+        ("print(1))", False),
+        ("def f(:", False),  # IPython's check says incomplete (a bracket is open); Python knows better
+        ("x = 1", False),  # complete
+        ("%time x = (1,", False),  # a line magic takes its line as it is
+    ],
+)
+def test_unfinished_code_is_told_from_invalid_code(source: str, expected: bool) -> None:
+    from crane_jupyterlab.checks.cell import unfinished
+
+    assert unfinished(source) is expected

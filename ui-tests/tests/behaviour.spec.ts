@@ -7,9 +7,11 @@ import { expect, galata, test } from '@jupyterlab/galata';
 import {
   analysisOf,
   badgeOf,
+  checked,
   CRASHING,
   MAYBE,
   notebookWithData,
+  openSidebar,
   screenshot,
   setSetting,
   typeInto
@@ -41,7 +43,10 @@ test('the facts sent follow the settings', async ({ page }) => {
   expect(json.runtime_text).toContain('MISSING');
   expect(json.runtime_text).not.toContain('unique');
   expect(json.runtime_text).not.toMatch(/\bnan\b/);
-  await expect(await badgeOf(page, 1)).toHaveAttribute('data-crane-state', 'may-crash');
+  await expect(await badgeOf(page, 1)).toHaveAttribute(
+    'data-crane-state',
+    'may-crash'
+  );
   // The facts the model did not get are marked as such in the panel.
   await (await badgeOf(page, 1)).click();
   await expect(
@@ -60,13 +65,17 @@ test('the settings page offers what this server allows, in plain words, with the
     })
   );
   const panel = page.locator('.jp-SettingsPanel');
-  await expect(panel).toContainText('Ask before running a cell that will or may crash');
+  await expect(panel).toContainText(
+    'Ask before running a cell that will or may crash'
+  );
   // The UI tests' server has a model: its settings are offered, with the models it allows.
   await expect(panel).toContainText('Votes');
   await expect(panel).toContainText('This server allows: openai/crane-stub');
   // This machine has the OS sandbox: trial runs are offered, the server's choice named.
   await expect(panel).toContainText('Trial run');
-  await expect(panel).toContainText("Until you choose, the server's setting applies: when I ask.");
+  await expect(panel).toContainText(
+    "Until you choose, the server's setting applies: when I ask."
+  );
   // Human words only: no command ids.
   await expect(panel).not.toContainText('crane:');
   // The extension's icon in the list of plugins.
@@ -147,9 +156,12 @@ test('auto-check off: only the command checks, and Shift-Enter runs unguarded', 
   await page.notebook.enterCellEditingMode(1);
   await page.keyboard.press('Shift+Enter');
   await expect
-    .poll(async () => (await page.notebook.getCellTextOutput(1))?.join('\n') ?? '', {
-      timeout: 30_000
-    })
+    .poll(
+      async () => (await page.notebook.getCellTextOutput(1))?.join('\n') ?? '',
+      {
+        timeout: 30_000
+      }
+    )
     .toContain('KeyError');
   await expect(page.locator('.jp-Dialog')).toHaveCount(0);
   await setSetting(page, 'autoCheck', true);
@@ -180,7 +192,47 @@ test('checks wait for user code to finish', async ({ page }) => {
   // Once the kernel is idle, the waiting check runs by itself.
   await analysis;
   expect(Date.now() - started).toBeGreaterThan(14_000);
-  await expect(await badgeOf(page, 1)).toHaveAttribute('data-crane-state', 'will-crash');
+  await expect(await badgeOf(page, 1)).toHaveAttribute(
+    'data-crane-state',
+    'will-crash'
+  );
+});
+
+test('half-typed code gets no warning while typing; code invalid as it stands does', async ({
+  page
+}) => {
+  await notebookWithData(page, 'typing.ipynb');
+  const answers: string[] = [];
+  page.on('response', async response => {
+    if (response.url().includes('/crane/analyze')) {
+      const body = response.request().postDataJSON() as { source: string };
+      const json = (await response.json()) as { status: string };
+      answers.push(`${body.source} -> ${json.status}`);
+    }
+  });
+  // An open bracket after a pause: the automatic check answers "incomplete", and nothing shows.
+  const half = "total = df['Age'].sum(";
+  await typeInto(page, 1, half);
+  await expect
+    .poll(() => answers, { timeout: 30_000 })
+    .toContain(`${half} -> incomplete`);
+  const badge = await badgeOf(page, 1);
+  await expect(badge).toBeHidden();
+  const panel = await openSidebar(page);
+  await expect(
+    panel.locator('.jp-Crane-history-source').getByText(half, { exact: true })
+  ).toHaveCount(0);
+  // Finished, it is checked as usual.
+  const done = "total = df['Age'].sum()";
+  const analysis = analysisOf(page, done);
+  await page.notebook.enterCellEditingMode(1);
+  await page.keyboard.press('End');
+  await page.keyboard.type(')');
+  await analysis;
+  await expect(badge).toHaveAttribute('data-crane-state', 'no-crash');
+  // One bracket too many can never be completed: a syntax error, said while typing.
+  await checked(page, 1, "total = df['Age'].sum())", 'will-crash');
+  await expect(badge).toContainText('syntax error');
 });
 
 // Referenced so the import is kept for the window.galata typings.
