@@ -11,10 +11,6 @@ import type { ISessionFigures } from './stats';
 import { cellView } from './verdict';
 import type { CraneWatcher, NotebookWatcher } from './watcher';
 
-/** Where the README explains how to add a model. */
-export const ADDING_A_MODEL_URL =
-  'https://github.com/crane-jupyterlab/crane-jupyterlab#adding-a-model';
-
 /**
  * The trial mode in effect and where it comes from: "Trial runs: with every check (the server's
  * setting)", or why none can run here.
@@ -150,11 +146,29 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
           <p className="jp-Crane-notice jp-mod-nomodel">
             {trans.__(
               'No model is configured: only certain crashes are reported.'
-            )}{' '}
-            <a href={ADDING_A_MODEL_URL} target="_blank" rel="noreferrer">
-              {trans.__('Adding a model')}
-            </a>
+            )}
           </p>
+        )}
+        {!settings.hasModel && (
+          <details className="jp-Crane-notice jp-Crane-addmodel">
+            <summary>{trans.__('How to add a model')}</summary>
+            <p>
+              {trans.__(
+                "Whoever starts the Jupyter server chooses the model; its key stays on the server. Start it with the environment variable %1 set to a litellm model name and the provider's key in its usual variable, for example:",
+                'CRANE_MODEL'
+              )}
+            </p>
+            <code>
+              CRANE_MODEL=openai/gpt-4o-mini OPENAI_API_KEY=… jupyter lab
+            </code>
+            <p>
+              {trans.__(
+                'Or set %1 (and %2 for a local server such as Ollama, vLLM or llama.cpp) in jupyter_server_config.py, then restart the server.',
+                'c.CraneExtension.model',
+                'c.CraneExtension.api_base'
+              )}
+            </p>
+          </details>
         )}
         {server.model && !server.key_configured && (
           <p className="jp-Crane-notice">

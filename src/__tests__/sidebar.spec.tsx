@@ -11,12 +11,7 @@ import type { IAnalyzeResult } from '../api';
 import { Diagnosis, formatDuration } from '../diagnosis';
 import { CellChecks } from '../model';
 import { CraneSettings } from '../settings';
-import {
-  ADDING_A_MODEL_URL,
-  CraneSidebar,
-  SidebarModel,
-  trialModeText
-} from '../sidebar';
+import { CraneSidebar, SidebarModel, trialModeText } from '../sidebar';
 import { SessionStats } from '../stats';
 import type { ICheckRecord } from '../tokens';
 import { cellView } from '../verdict';
@@ -276,7 +271,7 @@ describe('the diagnosis', () => {
 });
 
 describe('CraneSidebar', () => {
-  it('says once, briefly, that there is no model, and links to how to add one', async () => {
+  it('says once, briefly, that there is no model, and how to add one in place', async () => {
     const settings = new CraneSettings(schema);
     settings.server = serverConfig({
       ...NO_TRIALS,
@@ -285,11 +280,19 @@ describe('CraneSidebar', () => {
     });
     const sidebar = await sidebarWith(settings);
     const notices = sidebar.node.querySelectorAll('.jp-Crane-notice');
-    expect(notices).toHaveLength(1);
+    expect(notices).toHaveLength(2);
     expect(notices[0].textContent).toBe(
-      'No model is configured: only certain crashes are reported. Adding a model'
+      'No model is configured: only certain crashes are reported.'
     );
-    expect(notices[0].querySelector('a')!.href).toBe(ADDING_A_MODEL_URL);
+    // Explained here, not behind a link: the trait and the environment variable to set.
+    const how = notices[1] as HTMLDetailsElement;
+    expect(how.tagName).toBe('DETAILS');
+    expect(how.querySelector('summary')!.textContent).toBe(
+      'How to add a model'
+    );
+    expect(how.textContent).toContain('CRANE_MODEL=openai/gpt-4o-mini');
+    expect(how.textContent).toContain('c.CraneExtension.model');
+    expect(sidebar.node.querySelector('a[href^="http"]')).toBeNull();
     expect(sidebar.node.textContent).toContain('Open a notebook');
     sidebar.dispose();
     settings.dispose();
