@@ -270,9 +270,33 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
       <section className="jp-Crane-stats">
         <h3>{trans.__('Since this notebook was opened')}</h3>
         <dl>
-          <dt>{trans.__('Checks done')}</dt>
+          <dt title={trans.__('Cells checked, each time a check finished.')}>
+            {trans.__('Checks done')}
+          </dt>
           <dd data-crane-stat="checks">{figures.checks}</dd>
-          <dt>{trans.__('Crashes caught')}</dt>
+          <dt
+            title={trans.__(
+              'Cells warned as will or may crash (each text of a cell once).'
+            )}
+          >
+            {trans.__('Warnings given')}
+          </dt>
+          <dd data-crane-stat="warnings">{figures.warnings}</dd>
+          <dt
+            title={trans.__(
+              'Warned cells you then ran unchanged, which crashed as warned.'
+            )}
+          >
+            {trans.__('Warnings confirmed by a run')}
+          </dt>
+          <dd data-crane-stat="confirmed">{figures.confirmed}</dd>
+          <dt
+            title={trans.__(
+              'Warned cells you fixed before they ran, or did not run at all.'
+            )}
+          >
+            {trans.__('Crashes avoided')}
+          </dt>
           <dd data-crane-stat="caught">
             {caught}
             {caught > 0
@@ -284,19 +308,25 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
                 )
               : ''}
           </dd>
-          <dt>{trans.__('Time saved (estimate)')}</dt>
+          <dt
+            title={trans.__(
+              'For each crash avoided, the time to re-run the cells the kernel had run.'
+            )}
+          >
+            {trans.__('Time saved (estimate)')}
+          </dt>
           <dd data-crane-stat="saved" data-ms={Math.round(figures.savedMs)}>
             {formatDuration(figures.savedMs)}
           </dd>
-          {figures.confirmed > 0 && (
-            <>
-              <dt>{trans.__('Warnings confirmed by a run')}</dt>
-              <dd data-crane-stat="confirmed">{figures.confirmed}</dd>
-            </>
-          )}
           {figures.missed > 0 && (
             <>
-              <dt>{trans.__('Crashes missed')}</dt>
+              <dt
+                title={trans.__(
+                  'Cells that crashed although their check found no crash.'
+                )}
+              >
+                {trans.__('Crashes missed')}
+              </dt>
               <dd data-crane-stat="missed">{figures.missed}</dd>
             </>
           )}
@@ -305,7 +335,12 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
           <summary>{trans.__('How these are counted')}</summary>
           <p>
             {trans.__(
-              'A crash is caught when a cell was warned (will or may crash) and you then either edited it and it ran without an error, or did not run it: you deleted it, or restarted the kernel first. Observed: a trial run saw the crash; predicted: the checks or the model foresaw it.'
+              'A warning is given when a check says a cell will or may crash; it is confirmed when you run that very text and it crashes. A warning that was right is no failure: the crash was seen before it cost anything.'
+            )}
+          </p>
+          <p>
+            {trans.__(
+              'A crash is avoided when a cell was warned and you then either edited it and it ran without an error, or did not run it: you deleted it, or restarted the kernel first. Observed: a trial run saw the crash; predicted: the checks or the model foresaw it.'
             )}
           </p>
           <p>

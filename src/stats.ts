@@ -31,6 +31,8 @@ interface IPendingWarning {
 /** The figures the sidebar shows. */
 export interface ISessionFigures {
   checks: number;
+  /** Warnings given (will or may crash), each cell text once however often it was checked. */
+  warnings: number;
   caught: Record<CatchKind, number>;
   confirmed: number;
   missed: number;
@@ -67,7 +69,12 @@ export class SessionStats {
 
   /** A cell was warned that `source` will or may crash. A new warning replaces an older one. */
   warned(cellId: string, source: string, kind: CatchKind): void {
+    const known = this._pending.get(cellId);
+    if (known?.source !== source) {
+      this._figures.warnings += 1;
+    }
     this._pending.set(cellId, { source, kind });
+    this._changed.emit();
   }
 
   /** The kernel ran `code` of a cell; `crashed` tells whether it raised. */
@@ -147,6 +154,7 @@ export class SessionStats {
 
   private _figures: ISessionFigures = {
     checks: 0,
+    warnings: 0,
     caught: { observed: 0, predicted: 0 },
     confirmed: 0,
     missed: 0,

@@ -339,7 +339,18 @@ describe('CraneSidebar', () => {
     const stat = (name: string) =>
       sidebar.node.querySelector(`[data-crane-stat="${name}"]`)?.textContent;
     expect(stat('checks')).toBe('1');
+    expect(stat('warnings')).toBe('1');
+    expect(stat('confirmed')).toBe('0'); // said even at 0: no counter reads as a failure
     expect(stat('caught')).toBe('1 (observed 0, predicted 1)');
+    // Each figure has its one-line definition at hand.
+    for (const dt of Array.from(
+      sidebar.node.querySelectorAll('.jp-Crane-stats dt')
+    )) {
+      expect(dt.getAttribute('title')).toMatch(/\.$/);
+    }
+    expect(
+      sidebar.node.querySelector('.jp-Crane-stats')!.textContent
+    ).toContain('Crashes avoided');
     expect(stat('saved')).toBe('1 min 5 s');
     expect(sidebar.node.querySelector('.jp-Crane-help')!.textContent).toContain(
       'restart'

@@ -19,6 +19,19 @@ describe('SessionStats', () => {
     expect(stats.figures.savedMs).toBe(7000);
   });
 
+  it('counts each warned text of a cell once, however often it was checked', () => {
+    const stats = session();
+    stats.warned('d', "df['Agee'].mean()", 'predicted');
+    stats.warned('d', "df['Agee'].mean()", 'observed'); // checked again: the same warning
+    expect(stats.figures.warnings).toBe(1);
+    stats.warned('d', "df['Agee'].sum()", 'predicted');
+    stats.warned('e', "df['Agee'].sum()", 'predicted');
+    expect(stats.figures.warnings).toBe(3);
+    // Confirmed by the run of the very text: a right warning, counted as such.
+    expect(stats.ran('e', "df['Agee'].sum()", 5, true)).toBe('confirmed');
+    expect(stats.figures).toMatchObject({ warnings: 3, confirmed: 1 });
+  });
+
   it('keeps observed and predicted apart', () => {
     const stats = session();
     stats.warned('d', 'x', 'observed');
