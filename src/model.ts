@@ -50,6 +50,13 @@ export class CellChecks implements ICellChecks, IDisposable {
     this._changed.emit(record.cellId);
   }
 
+  /** The cell has no current verdict (its text is still being typed); its history stays. */
+  clear(cellId: string): void {
+    if (this._records.delete(cellId)) {
+      this._changed.emit(cellId);
+    }
+  }
+
   /** Forget a cell (deleted from the notebook). */
   delete(cellId: string): void {
     if (this._records.delete(cellId)) {

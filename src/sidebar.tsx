@@ -11,6 +11,10 @@ import type { ISessionFigures } from './stats';
 import { cellView } from './verdict';
 import type { CraneWatcher, NotebookWatcher } from './watcher';
 
+/** A command line, not words: never translated. */
+const MODEL_EXAMPLE =
+  'CRANE_MODEL=openai/gpt-4o-mini OPENAI_API_KEY=… jupyter lab';
+
 /**
  * The trial mode in effect and where it comes from: "Trial runs: with every check (the server's
  * setting)", or why none can run here.
@@ -158,9 +162,7 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
                 'CRANE_MODEL'
               )}
             </p>
-            <code>
-              CRANE_MODEL=openai/gpt-4o-mini OPENAI_API_KEY=… jupyter lab
-            </code>
+            <code>{MODEL_EXAMPLE}</code>
             <p>
               {trans.__(
                 'Or set %1 (and %2 for a local server such as Ollama, vLLM or llama.cpp) in jupyter_server_config.py, then restart the server.',

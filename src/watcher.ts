@@ -215,8 +215,9 @@ export class NotebookWatcher implements IDisposable {
         return;
       }
       if (answer.status === 'incomplete') {
-        // Half-typed code: no verdict, no badge, no entry in the history (the next pause asks again).
-        this.checks.delete(cellId);
+        // Half-typed code: no verdict, no badge, no new entry in the history (the next pause asks
+        // again); the cell's earlier entries stay.
+        this.checks.clear(cellId);
         return;
       }
       this._finished({
@@ -388,10 +389,28 @@ export class NotebookWatcher implements IDisposable {
 
   private _onQuiet(): void {
     const cell = this._needsCheck();
-    // The probe would queue behind user code in the kernel: wait until it finished (`idle`).
-    if (cell && !this._kernel.busy) {
-      void this.check(cell, false, true);
+    if (!cell) {
+      return;
     }
+    if (this._kernel.busy) {
+      // The probe would queue behind user code in the kernel: wait until it finished (`idle`
+      // schedules the check again), and say so on the badge. A verdict for this very text stays
+      // shown (outdated) instead: a warning is never replaced by a wait.
+      const source = cell.model.sharedModel.getSource();
+      const record = this.checks.get(cell.model.id);
+      if (!record || record.source !== source) {
+        this.checks.set({
+          cellId: cell.model.id,
+          source,
+          epoch: this.checks.epoch,
+          phase: 'busy',
+          startedAt: Date.now(),
+          sent: {}
+        });
+      }
+      return;
+    }
+    void this.check(cell, false, true);
   }
 
   // ---- the user's runs -----------------------------------------------------------------------

@@ -167,7 +167,9 @@ test('auto-check off: only the command checks, and Shift-Enter runs unguarded', 
   await setSetting(page, 'autoCheck', true);
 });
 
-test('checks wait for user code to finish', async ({ page }) => {
+test('checks wait for user code to finish, and the badge says so', async ({
+  page
+}) => {
   await notebookWithData(page, 'busy.ipynb');
   const analyses: string[] = [];
   page.on('request', request => {
@@ -189,6 +191,12 @@ test('checks wait for user code to finish', async ({ page }) => {
   expect(Date.now() - started).toBeLessThan(14_000);
   // Typing stayed free.
   expect(await page.notebook.getCellTextInput(1)).toBe(CRASHING);
+  // The badge says why no verdict is there yet.
+  const waiting = await badgeOf(page, 1);
+  await expect(waiting).toHaveAttribute('data-crane-state', 'busy');
+  await expect(waiting).toContainText(
+    'Kernel busy: will check when it is idle'
+  );
   // Once the kernel is idle, the waiting check runs by itself.
   await analysis;
   expect(Date.now() - started).toBeGreaterThan(14_000);
