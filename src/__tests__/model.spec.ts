@@ -29,6 +29,18 @@ describe('CellChecks', () => {
     checks.dispose();
   });
 
+  it('clears a cell still being typed without losing its history', () => {
+    const checks = new CellChecks();
+    const changed: string[] = [];
+    checks.set(record('a', 'done'));
+    checks.changed.connect((_, id) => changed.push(id));
+    checks.clear('a');
+    expect(checks.get('a')).toBeUndefined();
+    expect(checks.history.map(r => r.cellId)).toEqual(['a']);
+    expect(changed).toEqual(['a']);
+    checks.dispose();
+  });
+
   it('bumps the epoch and disconnects on dispose', () => {
     const checks = new CellChecks();
     const epochs: number[] = [];
