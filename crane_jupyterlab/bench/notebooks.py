@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from ..models import plain
 from . import notebook_summary as summary
 from .kernels import CellFailed, drain_iopub, fresh_kernel, wait_reply
 
@@ -46,7 +47,6 @@ KERNEL_ID = "crane-bench-notebook"
 INTERRUPT_GRACE_S = 20.0
 # The traceback's frame of the executed cell: IPython >= 8 names it "Cell In[<count>], line <n>".
 _CELL_FRAME = re.compile(r"Cell In\[(\d+)\], line (\d+)")
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 MESSAGE_CHARS = 500
 
 
@@ -370,7 +370,7 @@ def _line(content: dict[str, Any]) -> int | None:
     count = str(content.get("execution_count"))
     line = None
     for entry in content.get("traceback") or []:
-        for match in _CELL_FRAME.finditer(_ANSI.sub("", str(entry))):
+        for match in _CELL_FRAME.finditer(plain(str(entry))):
             if match.group(1) == count:
                 line = int(match.group(2))
     return line

@@ -26,7 +26,6 @@ import hashlib
 import json
 import math
 import queue
-import re
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,7 @@ from typing import Any
 from jupyter_client.asynchronous.client import AsyncKernelClient
 
 from ..kernel import MANIFEST, envelope
+from ..models import plain
 
 __all__ = ["ExtractError", "KernelDead", "KernelTimeout", "ProbeError", "extract", "history", "invoke"]
 
@@ -263,10 +263,7 @@ async def _reply(kc: AsyncKernelClient, msg_id: str, deadline: float, timeout: f
             return content
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
 def _last_traceback_line(value: dict[str, Any]) -> str:
-    lines = [line for frame in value.get("traceback") or [] for line in _ANSI.sub("", frame).splitlines()]
+    lines = [line for frame in value.get("traceback") or [] for line in plain(frame).splitlines()]
     lines = [line.strip() for line in lines if line.strip()]
     return lines[-1] if lines else f"{value.get('ename')}: {value.get('evalue')}"
