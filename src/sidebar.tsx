@@ -15,6 +15,24 @@ import type { CraneWatcher, NotebookWatcher } from './watcher';
 const MODEL_EXAMPLE =
   'CRANE_MODEL=openai/gpt-4o-mini OPENAI_API_KEY=… jupyter lab';
 
+/** One session figure: its term, with the one-line definition on hover, and its value. */
+function figure(
+  stat: string,
+  term: string,
+  definition: string,
+  value: React.ReactNode,
+  extra: Record<string, number> = {}
+): React.ReactElement {
+  return (
+    <>
+      <dt title={definition}>{term}</dt>
+      <dd data-crane-stat={stat} {...extra}>
+        {value}
+      </dd>
+    </>
+  );
+}
+
 /**
  * The trial mode in effect and where it comes from: "Trial runs: with every check (the server's
  * setting)", or why none can run here.
@@ -272,66 +290,61 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
       <section className="jp-Crane-stats">
         <h3>{trans.__('Since this notebook was opened')}</h3>
         <dl>
-          <dt title={trans.__('Cells checked, each time a check finished.')}>
-            {trans.__('Checks done')}
-          </dt>
-          <dd data-crane-stat="checks">{figures.checks}</dd>
-          <dt
-            title={trans.__(
-              'Cells warned as will or may crash (each text of a cell once).'
-            )}
-          >
-            {trans.__('Warnings given')}
-          </dt>
-          <dd data-crane-stat="warnings">{figures.warnings}</dd>
-          <dt
-            title={trans.__(
-              'Warned cells you then ran unchanged, which crashed as warned.'
-            )}
-          >
-            {trans.__('Warnings confirmed by a run')}
-          </dt>
-          <dd data-crane-stat="confirmed">{figures.confirmed}</dd>
-          <dt
-            title={trans.__(
-              'Warned cells you fixed before they ran, or did not run at all.'
-            )}
-          >
-            {trans.__('Crashes avoided')}
-          </dt>
-          <dd data-crane-stat="caught">
-            {caught}
-            {caught > 0
-              ? ' ' +
-                trans.__(
-                  '(observed %1, predicted %2)',
-                  figures.caught.observed,
-                  figures.caught.predicted
-                )
-              : ''}
-          </dd>
-          <dt
-            title={trans.__(
-              'For each crash avoided, the time to re-run the cells the kernel had run.'
-            )}
-          >
-            {trans.__('Time saved (estimate)')}
-          </dt>
-          <dd data-crane-stat="saved" data-ms={Math.round(figures.savedMs)}>
-            {formatDuration(figures.savedMs)}
-          </dd>
-          {figures.missed > 0 && (
-            <>
-              <dt
-                title={trans.__(
-                  'Cells that crashed although their check found no crash.'
-                )}
-              >
-                {trans.__('Crashes missed')}
-              </dt>
-              <dd data-crane-stat="missed">{figures.missed}</dd>
-            </>
+          {figure(
+            'checks',
+            trans.__('Checks done'),
+            trans.__('Cells checked, each time a check finished.'),
+            figures.checks
           )}
+          {figure(
+            'warnings',
+            trans.__('Warnings given'),
+            trans.__(
+              'Cells warned as will or may crash (each text of a cell once).'
+            ),
+            figures.warnings
+          )}
+          {figure(
+            'confirmed',
+            trans.__('Warnings confirmed by a run'),
+            trans.__(
+              'Warned cells you then ran unchanged, which crashed as warned.'
+            ),
+            figures.confirmed
+          )}
+          {figure(
+            'caught',
+            trans.__('Crashes avoided'),
+            trans.__(
+              'Warned cells you fixed before they ran, or did not run at all.'
+            ),
+            caught > 0
+              ? `${caught} ` +
+                  trans.__(
+                    '(observed %1, predicted %2)',
+                    figures.caught.observed,
+                    figures.caught.predicted
+                  )
+              : caught
+          )}
+          {figure(
+            'saved',
+            trans.__('Time saved (estimate)'),
+            trans.__(
+              'For each crash avoided, the time to re-run the cells the kernel had run.'
+            ),
+            formatDuration(figures.savedMs),
+            { 'data-ms': Math.round(figures.savedMs) }
+          )}
+          {figures.missed > 0 &&
+            figure(
+              'missed',
+              trans.__('Crashes missed'),
+              trans.__(
+                'Cells that crashed although their check found no crash.'
+              ),
+              figures.missed
+            )}
         </dl>
         <details className="jp-Crane-help">
           <summary>{trans.__('How these are counted')}</summary>
