@@ -69,6 +69,10 @@ class AnalyzeRequest(BaseModel):
     # bracket, block or string: IPython's completeness check) gets `{"status": "incomplete"}`, no verdict.
     # An explicit check says "syntax error" of the same text, as running it would.
     typing: bool = False
+    # "checks": the first of two tiers, the probe and the deterministic checks alone (no trial, no model),
+    # answered in the time of one probe so a badge shows while the trial runs; "full" (default): everything
+    # the settings ask for. A checks-tier answer is status "ok" (no model hint: the full tier follows).
+    tier: Literal["checks", "full"] = "full"
 
 
 class Timing(BaseModel):

@@ -10,6 +10,7 @@ export interface IAnalyzeRequest {
   cell_id?: string | null;
   settings?: IAnalyzeSettings;
   typing?: boolean;
+  tier?: 'checks' | 'full';
 }
 
 /** A 200 answer that carries an analysis (`ok`, `llm_error`, `no_model`). */

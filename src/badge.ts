@@ -19,7 +19,8 @@ const STATES: CellState[] = [
   'may-crash',
   'no-crash',
   'confirmed',
-  'missed'
+  'missed',
+  'passed'
 ];
 
 /**
@@ -76,6 +77,34 @@ function lineText(
 }
 
 /**
+ * A sentence on the verdict's currency, for the badge and the panel: the check in flight for its
+ * text, or why it may be outdated ('' when it is current).
+ */
+export function currencyNote(
+  trans: TranslationBundle,
+  view: ICellView
+): string {
+  switch (view.pending) {
+    case 'recheck':
+      return trans.__('Checking again…');
+    case 'trial':
+      return trans.__('Trial run in progress…');
+    case 'model':
+      return trans.__('Asking the model…');
+    case 'busy':
+      return trans.__('Will check again when the kernel is idle.');
+  }
+  if (!view.stale || view.state === 'none') {
+    return '';
+  }
+  return view.unresolved
+    ? trans.__(
+        'Outdated: a check of the kernel as it is now could neither confirm nor clear it.'
+      )
+    : trans.__('Outdated: the cell or the kernel changed since this check.');
+}
+
+/**
  * The verdict of one cell, shown as a row under its input: a spinner while checking, the level
  * with who decided and the cause, and a button to the full diagnosis. Long text wraps instead of
  * being cut. A click anywhere on it opens the sidebar.
@@ -125,8 +154,9 @@ export class CellBadge extends Widget {
     for (const state of STATES) {
       this.toggleClass(`jp-mod-${state}`, state === view.state);
     }
-    const stale = view.stale && view.state !== 'none';
+    const stale = view.stale && view.state !== 'none' && !view.pending;
     this.toggleClass('jp-mod-stale', stale);
+    this.toggleClass('jp-mod-pending', !!view.pending);
     const observed =
       view.state === 'will-crash' &&
       record?.result?.verdict?.source === 'trial';
@@ -139,9 +169,11 @@ export class CellBadge extends Widget {
     this._basis.textContent = d.basis ? ` (${d.basis})` : '';
     const cause = d.line !== null ? lineText(trans, d.cause, d.line) : d.cause;
     this._cause.textContent = cause ? `: ${cause}` : '';
-    if (stale) {
+    const note = currencyNote(trans, view);
+    if (note) {
+      // Mid-sentence on the badge: "…: KeyError: 'x' — checking again…".
       this._cause.textContent +=
-        ' ' + trans.__('— outdated: the cell or the kernel changed');
+        ' — ' + note.charAt(0).toLocaleLowerCase() + note.slice(1);
     }
     this.node.title = record?.result?.verdict?.reasoning ?? '';
 
@@ -152,7 +184,8 @@ export class CellBadge extends Widget {
     }
     const hasDiagnosis = !['none', 'checking', 'busy'].includes(view.state);
     this._details.hidden = !hasDiagnosis;
-    this.setHidden(view.state === 'none');
+    // A cell that ran without an error needs no badge: its output speaks.
+    this.setHidden(view.state === 'none' || view.state === 'passed');
   }
 
   private _icon: HTMLElement;

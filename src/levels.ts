@@ -201,6 +201,8 @@ export function stateLabel(trans: TranslationBundle, state: CellState): string {
       return trans.__('Crashed as warned');
     case 'missed':
       return trans.__('Crashed without a warning');
+    case 'passed':
+      return trans.__('Ran without an error');
     case 'checking':
       return trans.__('Checking for crashes…');
     case 'busy':

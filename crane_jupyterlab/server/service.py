@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import policy
@@ -162,6 +162,7 @@ class _Effective:
     temperature: float
     max_columns: int
     trial: bool  # run a trial with this analysis
+    checks_tier: bool = False  # the probe and the checks only: the full answer follows
 
 
 class AnalysisService:
@@ -199,6 +200,8 @@ class AnalysisService:
         """Analyze one cell. Raises `AnalysisError` subclasses, or `Superseded` when a newer request
         for the same (kernel_id, cell_id) replaced this one."""
         eff = self.effective(request.settings)  # refuse a disallowed model before any work
+        if request.tier == "checks":
+            eff = replace(eff, model=None, trial=False, checks_tier=True)
         task = asyncio.ensure_future(self._analyze(request, eff))
         self._tasks.add(task)
         key = (request.kernel_id, request.cell_id) if request.cell_id else None
@@ -310,6 +313,8 @@ class AnalysisService:
             if eff.model is None:
                 return result("no_model", maybe, hint=NO_MODEL_HINT)
             return result("ok", maybe)
+        if eff.checks_tier:
+            return result("ok", policy.without_model(findings, trial))
         if eff.model is None:
             # Said beside a certain crash too: the user should know a model could tell more.
             return result("no_model", policy.without_model(findings, trial), hint=NO_MODEL_HINT)
