@@ -108,15 +108,57 @@ export function names(text: string, token: string, isExpr = true): boolean {
   }
 }
 
-/** Values specific enough to identify a fact when a text quotes them (numbers, short words). */
-function quotable(value: JSONValue): string | null {
+/** Spellings specific enough to identify a fact when a text quotes its value: numbers, short words,
+ * and a shape as Python prints it (`[null, 4]` is "(None, 4)"). */
+function quotable(value: JSONValue): string[] {
   if (typeof value === 'number') {
-    return String(value);
+    return [String(value)];
   }
   if (typeof value === 'string' && value.length >= 2 && value.length <= 40) {
-    return value;
+    return [value];
   }
-  return null;
+  if (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.length <= 8 &&
+    value.every(v => v === null || typeof v === 'number')
+  ) {
+    const items = value.map(v => (v === null ? 'None' : String(v)));
+    return [`(${items.join(', ')}${items.length === 1 ? ',' : ''})`];
+  }
+  return [];
+}
+
+/** The numbers and words inside a value, for a message that compares parts of it: the 5 of a shape
+ * `[120, 5]` in "found shape=(None, 5)". 0 and 1 are left out: every message has them (axis 1,
+ * input 0), so they identify nothing. */
+function valueTokens(
+  value: JSONValue,
+  out: Set<string> = new Set()
+): Set<string> {
+  if (out.size >= 50) {
+    return out;
+  }
+  if (typeof value === 'number') {
+    if (Math.abs(value) >= 2) {
+      out.add(String(value));
+    }
+  } else if (typeof value === 'string') {
+    if (value.length >= 2 && value.length <= 40) {
+      out.add(value);
+    }
+  } else if (Array.isArray(value)) {
+    value.forEach(v => valueTokens(v, out));
+  } else if (value !== null && typeof value === 'object') {
+    Object.keys(value).forEach(k => valueTokens(k, out));
+  }
+  return out;
+}
+
+/** A text without its line references ("(line 3)"): a line number is a position, not a fact, and
+ * would match any fact whose value happens to be that number. */
+function withoutLines(text: string): string {
+  return text.replace(/\(?\blines? \d+(?:\s*(?:-|–|and|to)\s*\d+)?\)?/g, ' ');
 }
 
 /** An entry as the deciding texts may name it. */
@@ -169,9 +211,10 @@ function score(
   if (key === null) {
     return 3;
   }
-  const quoted = value === null ? null : quotable(value);
   const byKey = names(text, key, false);
-  const byValue = quoted !== null && names(text, normalize(quoted), false);
+  const byValue =
+    value !== null &&
+    quotable(value).some(q => names(text, normalize(q), false));
   return byKey && byValue ? 2 : byKey || byValue ? 1 : 0;
 }
 
@@ -179,7 +222,7 @@ function score(
 interface IScoredRow {
   row: IFactRow;
   target: ITarget;
-  fact: { key: string; value: JSONValue } | null;
+  fact: { key: string; value: JSONValue; cat: string } | null;
 }
 
 /**
@@ -203,15 +246,77 @@ function markDecisive(scored: IScoredRow[], texts: string[]): void {
   }
 }
 
+/** An observed crash, as the facts are weighed against it: the exception's message and the lines of
+ * the cell it went through. */
+export interface ICrashText {
+  message: string;
+  lines: string[];
+}
+
+/** The crash a trial run observed, when it decided the verdict. */
+export function crashText(
+  result: IAnalyzeResult | undefined
+): ICrashText | null {
+  const source = result?.verdict?.source;
+  const trial = result?.trial;
+  if (
+    !trial ||
+    trial.status !== 'crashed' ||
+    !(source === 'trial' || source === 'quick' || source === 'quick_may')
+  ) {
+    return null;
+  }
+  return {
+    message: trial.message ?? '',
+    lines: trial.frames.map(f => f.text)
+  };
+}
+
+/**
+ * Mark the decisive rows of an observed crash: what the failing line names and the kernel lacks, and
+ * the facts of the objects the line names whose values the message compares ("expected shape (None,
+ * 4), found (None, 5)": the model's `input_shape` and the array's `shape`). The line's own numbers are
+ * the call's arguments (`epochs=3`), not what failed, so values count only in the message. A value
+ * fact (a NaN count, a maximum) counts only when the message names its key ("contains NaN") and it
+ * is there (a count above 0), since its number alone may match by chance (a maximum of 5).
+ */
+function markObserved(scored: IScoredRow[], crash: ICrashText): void {
+  const message = normalize(withoutLines(crash.message));
+  const texts = [message, ...crash.lines.map(normalize)];
+  for (const s of scored) {
+    if (!s.fact) {
+      s.row.decisive = texts.some(t => namesEntry(t, s.target));
+      continue;
+    }
+    if (!texts.some(t => names(t, normalize(s.target.expr)))) {
+      continue;
+    }
+    const compared = [...valueTokens(s.fact.value)].some(t =>
+      names(message, normalize(t), false)
+    );
+    if (s.fact.cat !== 'V') {
+      s.row.decisive = compared;
+      continue;
+    }
+    const value = s.fact.value;
+    const keyed = names(message.toLowerCase(), s.fact.key.toLowerCase(), false);
+    s.row.decisive =
+      keyed &&
+      (compared || value === true || (typeof value === 'number' && value > 0));
+  }
+}
+
 /**
  * The probe's facts grouped by object, in the order the cell uses them, except that objects with a
  * decisive fact come first and, within an object, decisive facts come first. Children (columns,
- * layers) are walked up to `depth` levels; undefined names form groups of their own.
+ * layers) are walked up to `depth` levels; undefined names form groups of their own. With `crash`, the
+ * decisive facts are those of the observed crash (see `markObserved`); otherwise those the texts name.
  */
 export function factsByObject(
   runtime: IRuntime | null,
   texts: readonly string[],
-  depth = 2
+  depth = 2,
+  crash: ICrashText | null = null
 ): IObjectFacts[] {
   if (!runtime) {
     return [];
@@ -296,7 +401,11 @@ export function factsByObject(
     grouped.push({ expr: name, type: '', entry: null, rows: [row] });
   }
   const normalized = texts.map(normalize);
-  markDecisive(scored, normalized);
+  if (crash) {
+    markObserved(scored, crash);
+  } else {
+    markDecisive(scored, normalized.map(withoutLines));
+  }
   const groups: IObjectFacts[] = grouped.map(g => ({
     expr: g.expr,
     type: g.type,
@@ -318,7 +427,14 @@ export function decisiveRows(groups: readonly IObjectFacts[]): IFactRow[] {
 
 /** The facts of a server answer, grouped (see `factsByObject`). */
 export function factsOf(result: IAnalyzeResult | undefined): IObjectFacts[] {
-  return result ? factsByObject(runtimeOf(result), decidingTexts(result)) : [];
+  return result
+    ? factsByObject(
+        runtimeOf(result),
+        decidingTexts(result),
+        2,
+        crashText(result)
+      )
+    : [];
 }
 
 /** Stable partition: decisive items first. */
