@@ -13,6 +13,7 @@ import { decisiveRows, factsOf } from './facts';
 import type { CellState, IAssessment } from './levels';
 import {
   assess,
+  causeText,
   plain,
   runCause,
   stateLabel,
@@ -214,7 +215,7 @@ function Cause(props: {
     <div className="jp-Crane-cause">
       <h3>{trans.__('Cause')}</h3>
       <p className="jp-Crane-cause-text">
-        <Rich text={assessment.cause} />
+        <Rich text={causeText(trans, assessment, result)} />
       </p>
       {assessment.line !== null && (
         <p className="jp-Crane-cause-line">

@@ -437,6 +437,35 @@ export function factsOf(result: IAnalyzeResult | undefined): IObjectFacts[] {
     : [];
 }
 
+/**
+ * The close matches the probe found for what `cause` names and the kernel lacks: `['Age']` for
+ * "KeyError: 'Agee'" when `df['Agee']` is missing and `Age` is a column. The probe puts them in a
+ * `close` fact; they belong in the cause ("Did you mean 'Age'?"), where the user reads.
+ */
+export function closeMatches(
+  result: IAnalyzeResult | undefined,
+  cause: string
+): string[] {
+  const runtime = runtimeOf(result);
+  const text = normalize(cause);
+  const found: string[] = [];
+  const visit = (entry: IRuntimeEntry, parent: string | null): void => {
+    const close = entry.facts?.find(f => f.key === 'close')?.value;
+    const target: ITarget = {
+      expr: entry.expr,
+      label: labelOf(normalize(entry.expr), true),
+      parent,
+      flagged: true
+    };
+    if (entry.missing && Array.isArray(close) && namesEntry(text, target)) {
+      found.push(...close.filter((c): c is string => typeof c === 'string'));
+    }
+    (entry.children ?? []).forEach(child => visit(child, entry.expr));
+  };
+  (runtime?.objects ?? []).forEach(entry => visit(entry, null));
+  return [...new Set(found)].slice(0, 3);
+}
+
 /** Stable partition: decisive items first. */
 function decisiveFirst<T extends { decisive: boolean }>(items: T[]): T[] {
   return [...items.filter(i => i.decisive), ...items.filter(i => !i.decisive)];

@@ -106,8 +106,9 @@ describe('the diagnosis', () => {
       'jp-Crane-runtime',
       'jp-Crane-details'
     ]);
+    // The probe's close match of the missing column is said in the cause.
     expect(texts(node, '.jp-Crane-cause-text')).toEqual([
-      "KeyError: df has no column 'Agee' (line 1)."
+      "KeyError: df has no column 'Agee' (line 1). Did you mean 'Age'?"
     ]);
     expect(texts(node, '.jp-Crane-cause-line')).toEqual([
       "Line 1: df['Agee'].mean()"
@@ -164,7 +165,9 @@ describe('the diagnosis', () => {
       observedCrash,
       "x = 1\ntotal = df['Agee'].mean()"
     );
-    expect(texts(node, '.jp-Crane-cause-text')).toEqual(["KeyError: 'Agee'"]);
+    expect(texts(node, '.jp-Crane-cause-text')).toEqual([
+      "KeyError: 'Agee'. Did you mean 'Age'?"
+    ]);
     expect(texts(node, '.jp-Crane-cause-line')).toEqual([
       "Line 2: total = df['Agee'].mean()"
     ]);
