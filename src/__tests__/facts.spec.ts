@@ -3,8 +3,8 @@ import {
   decidingTexts,
   decisiveRows,
   factsByObject,
+  factValue,
   factsOf,
-  formatValue,
   names
 } from '../facts';
 import { runtimeOf } from '../probe';
@@ -131,11 +131,47 @@ describe('factsByObject: decisive facts first', () => {
   });
 });
 
-describe('formatValue', () => {
-  it('renders compact, bounded values', () => {
-    expect(formatValue('abc')).toBe('abc');
-    expect(formatValue({ a: [1, null] })).toBe('{"a":[1,null]}');
-    expect(formatValue('y'.repeat(200), 10)).toHaveLength(10);
+describe('factValue: values in words', () => {
+  it('leaves out empty structures and lists of Nones, says NaN counts and dtype counts in words', () => {
+    expect(factValue('index_names', [null])).toBeNull();
+    expect(factValue('index_names', [null, 'city'])).toBe("[None, 'city']");
+    expect(factValue('non_numeric_columns', {})).toBeNull();
+    expect(factValue('close', [])).toBeNull();
+    expect(factValue('nan_columns', {})).toBe('no NaN');
+    expect(factValue('nan_columns', { Age: 177 })).toBe('Age: 177');
+    expect(factValue('dtypes', { int64: 1, str: 1 })).toBe(
+      '1 int64, 1 str column'
+    );
+    expect(factValue('dtypes', { float64: 1, object: 3 })).toBe(
+      '1 float64, 3 object columns'
+    );
+    expect(factValue('columns', ['Age', 'Fare'])).toBe("['Age', 'Fare']");
+    expect(factValue('kind', 'few-valued')).toBe('few distinct values');
+    expect(factValue('value', null)).toBe('None');
+    expect(factValue('repr', 'y'.repeat(200), 10)).toHaveLength(10);
+  });
+
+  it('drops the rows of empty facts from the groups', () => {
+    const groups = factsByObject(
+      {
+        objects: [
+          {
+            expr: 'df',
+            type: 'pandas.DataFrame',
+            facts: [
+              { cat: 'S', key: 'shape', value: [2, 2] },
+              { cat: 'S', key: 'index_names', value: [null] },
+              { cat: 'V', key: 'nan_columns', value: {} }
+            ]
+          }
+        ]
+      },
+      []
+    );
+    expect(groups[0].rows.map(r => `${r.key}: ${r.value}`)).toEqual([
+      'shape: [2, 2]',
+      'nan_columns: no NaN'
+    ]);
   });
 });
 

@@ -121,7 +121,7 @@ describe('the diagnosis', () => {
     const first = node.querySelector('.jp-Crane-object')!;
     expect(first.hasAttribute('open')).toBe(true);
     expect(texts(first as HTMLElement, 'li').slice(0, 2)).toEqual([
-      'columns: ["Age","Fare","Survived"]',
+      "columns: ['Age', 'Fare', 'Survived']",
       "df['Agee'] does not exist"
     ]);
     const decisive = [...first.querySelectorAll('li')].map(li =>
