@@ -336,7 +336,11 @@ export function crashText(
  * is there (a count above 0), since its number alone may match by chance (a maximum of 5).
  */
 function markObserved(scored: IScoredRow[], crash: ICrashText): void {
-  const message = normalize(withoutLines(crash.message));
+  // PyTorch writes shapes as "4x10": apart, so each number is a word of its own.
+  const message = normalize(withoutLines(crash.message)).replace(
+    /(\d)x(?=\d)/g,
+    '$1 x '
+  );
   const texts = [message, ...crash.lines.map(normalize)];
   for (const s of scored) {
     if (!s.fact) {
@@ -475,6 +479,26 @@ export function factsByObject(
     involved: normalized.some(text => names(text, normalize(g.expr)))
   }));
   return decisiveFirst(groups);
+}
+
+/** Types a reader knows by another name. */
+const TYPE_WORDS: { [type: string]: string } = {
+  'numpy.ndarray': 'NumPy array',
+  'pandas.DataFrame': 'pandas DataFrame',
+  'pandas.Series': 'pandas Series'
+};
+
+/**
+ * A type in a few words: "NumPy array", "sklearn RandomForestClassifier" for
+ * `sklearn.ensemble._forest.RandomForestClassifier` (the library and the class; the module path
+ * between them says nothing to a reader and makes the header too long for the panel).
+ */
+export function typeWords(type: string): string {
+  if (TYPE_WORDS[type]) {
+    return TYPE_WORDS[type];
+  }
+  const parts = type.split('.');
+  return parts.length > 1 ? `${parts[0]} ${parts[parts.length - 1]}` : type;
 }
 
 /** The decisive rows of all groups, in display order. */

@@ -249,6 +249,44 @@ describe('the diagnosis', () => {
       ['x', true],
       ['unused', false]
     ]);
+    // The numbers the message compares ("4x10 and 20x5") single out the shape and in_features.
+    expect(texts(node, '.jp-Crane-decisive li')).toEqual([
+      'model in_features: 20',
+      'x shape: [4, 10]'
+    ]);
+    dispose();
+  });
+
+  it('heads an object with its type and its relation to the cell in words', async () => {
+    const related: IAnalyzeResult = {
+      ...checksCrash,
+      runtime: {
+        objects: [
+          {
+            expr: 'm',
+            type: 'sklearn.ensemble._forest.RandomForestClassifier',
+            facts: [{ key: 'fitted', value: false, cat: 'V' }]
+          },
+          {
+            expr: 'X',
+            type: 'numpy.ndarray',
+            via: 'm',
+            relation: 'built',
+            facts: [{ key: 'shape', value: [4, 2], cat: 'S' }]
+          }
+        ]
+      }
+    };
+    const { node, dispose } = await diagnosis(related);
+    const summaries = [...node.querySelectorAll('.jp-Crane-object summary')];
+    expect(summaries.map(s => s.textContent)).toEqual([
+      'm sklearn RandomForestClassifier',
+      'X NumPy array; m was built from it'
+    ]);
+    // The whole type stays in the title, for a header the panel is too narrow for.
+    expect(summaries[0].getAttribute('title')).toBe(
+      'm sklearn.ensemble._forest.RandomForestClassifier'
+    );
     dispose();
   });
 
