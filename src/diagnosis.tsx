@@ -9,10 +9,11 @@ import React from 'react';
 import type { IAnalyzeResult, ITrialWorker } from './api';
 import { stateIcon } from './badge';
 import type { IFactRow, IObjectFacts } from './facts';
-import { decisiveRows, factsOf } from './facts';
+import { decisiveRows, factsOf, typeWords } from './facts';
 import type { CellState, IAssessment } from './levels';
 import {
   assess,
+  causeText,
   plain,
   runCause,
   stateLabel,
@@ -133,6 +134,25 @@ function FactRow(props: {
   );
 }
 
+/** How a related object relates to the cell's object `via`: "m was built from it" (`m = f(X)` in an
+ * earlier cell), "m was fitted with it" (`m.fit(X)`), "read by f()" (a global the cell's function reads). */
+export function relationText(
+  trans: TranslationBundle,
+  via: string,
+  relation: string | null
+): string {
+  switch (relation) {
+    case 'built':
+      return trans.__('%1 was built from it', via);
+    case 'fitted':
+      return trans.__('%1 was fitted or compiled with it', via);
+    case 'read':
+      return trans.__('read by %1()', via);
+    default:
+      return trans.__('%1 uses it', via);
+  }
+}
+
 /** The facts of one object, collapsed unless they decided the verdict or the deciding text names the
  * object (the objects of the crashing line). */
 function ObjectFacts(props: {
@@ -141,16 +161,21 @@ function ObjectFacts(props: {
   unsent: (row: IFactRow) => boolean;
 }): React.ReactElement {
   const { trans, group } = props;
+  const type = typeWords(group.type);
   const relation = group.via
-    ? trans.__('(%1 %2 it)', group.via, group.relation ?? trans.__('uses'))
+    ? relationText(trans, group.via, group.relation)
     : '';
+  // The full type and relation in the title: a narrow panel may cut the header.
+  const title = [group.expr, group.type, relation].filter(Boolean).join(' ');
   return (
     <details
       className={`jp-Crane-object${group.decisive ? ' jp-mod-decisive' : ''}`}
       open={group.decisive || group.involved}
     >
-      <summary>
-        <code>{group.expr}</code> {group.type} {relation}
+      <summary title={title}>
+        <code>{group.expr}</code>
+        {type ? ` ${type}` : ''}
+        {relation ? `; ${relation}` : ''}
       </summary>
       <ul>
         {group.rows.map((row, i) => (
@@ -214,7 +239,7 @@ function Cause(props: {
     <div className="jp-Crane-cause">
       <h3>{trans.__('Cause')}</h3>
       <p className="jp-Crane-cause-text">
-        <Rich text={assessment.cause} />
+        <Rich text={causeText(trans, assessment, result)} />
       </p>
       {assessment.line !== null && (
         <p className="jp-Crane-cause-line">

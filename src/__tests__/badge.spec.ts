@@ -64,7 +64,7 @@ describe('CellBadge', () => {
     expect(badge.isHidden).toBe(false);
     expect(badge.hasClass('jp-mod-will-crash')).toBe(true);
     expect(text(badge)).toBe(
-      "Will crash (certain: deterministic check): KeyError: df has no column 'Agee' (line 1)."
+      "Will crash (certain: deterministic check): KeyError: df has no column 'Agee' (line 1). Did you mean 'Age'?"
     );
     const details = badge.node.querySelector('button')!;
     expect(details.textContent).toBe('Details in the crash panel');
@@ -76,7 +76,7 @@ describe('CellBadge', () => {
     show(badge, done(observedCrash));
     expect(badge.hasClass('jp-mod-observed')).toBe(true);
     expect(text(badge)).toBe(
-      "Will crash (observed in a trial run): KeyError: 'Agee' (line 2)"
+      "Will crash (observed in a trial run): KeyError: 'Agee'. Did you mean 'Age'? (line 2)"
     );
     const observedSvg = badge.node.querySelector('svg')!.outerHTML;
     show(badge, done(modelCrash));
@@ -144,9 +144,7 @@ describe('CellBadge', () => {
       9
     );
     expect(badge.state).toBe('confirmed');
-    expect(text(badge)).toBe(
-      "Crashed as warned (the run raised the crash): KeyError: 'Agee'"
-    );
+    expect(text(badge)).toBe("Crashed as warned: KeyError: 'Agee'");
     show(
       badge,
       done(noModelNoCrash, { run: { ...run, kind: 'missed' } }),
@@ -170,7 +168,7 @@ describe('CellBadge', () => {
     };
     show(badge, done(checksCrash, { run }), 'src', 9);
     expect(text(badge)).toBe(
-      'Crashed as warned (the run raised the crash): ValueError: Input 0 of layer "dense" is incompatible with the layer'
+      'Crashed as warned: ValueError: Input 0 of layer "dense" is incompatible with the layer'
     );
   });
 

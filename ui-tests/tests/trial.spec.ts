@@ -166,7 +166,7 @@ test('a cell that trains for 30 s and then crashes shows the quick trial\'s warn
   expect(reply.verdict.source).toBe('quick');
   await expect(badge).toHaveAttribute('data-crane-state', 'will-crash');
   await expect(badge).toContainText(
-    `Will crash — seen in a quick trial, loops cut to their first ${reply.trial.quick?.k} iterations`
+    `Will crash (seen in a quick trial, loops cut to their first ${reply.trial.quick?.k} iterations; the crash does not depend on how many ran)`
   );
   await expect(badge).toContainText('KeyError');
   // Before it is run: the user's kernel did not run it.
