@@ -3,6 +3,8 @@ import { checkIcon, infoIcon } from '@jupyterlab/ui-components';
 import type { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
+import type { IFix } from './api';
+
 import { crashIcon, maybeIcon, missedIcon, observedIcon } from './icons';
 import type { CellState, IDescription } from './levels';
 import { describeCell } from './levels';
@@ -112,7 +114,8 @@ export function currencyNote(
 export class CellBadge extends Widget {
   constructor(
     private readonly _trans: TranslationBundle,
-    onOpen: () => void
+    onOpen: () => void,
+    onApplyFix?: (fix: IFix) => void
   ) {
     super({ node: document.createElement('div') });
     this.addClass(BADGE_CLASS);
@@ -135,7 +138,24 @@ export class CellBadge extends Widget {
     this._details.title = _trans.__(
       'Open the full diagnosis in the Crash Prediction panel (right sidebar)'
     );
-    this.node.append(this._icon, text, this._details);
+    // The verified fix, on a line of its own: the change, what was tried, and Apply.
+    this._fix = document.createElement('div');
+    this._fix.className = `${BADGE_CLASS}-fix`;
+    this._fixText = document.createElement('span');
+    this._fixText.className = `${BADGE_CLASS}-fix-text`;
+    this._apply = document.createElement('button');
+    this._apply.type = 'button';
+    this._apply.className = `${BADGE_CLASS}-apply`;
+    this._apply.textContent = _trans.__('Apply fix');
+    this._apply.addEventListener('click', event => {
+      event.stopPropagation(); // applying is not opening the panel
+      if (this._offered && onApplyFix) {
+        onApplyFix(this._offered);
+      }
+    });
+    this._fix.append(this._fixText, this._apply);
+    this._fix.hidden = true;
+    this.node.append(this._icon, text, this._details, this._fix);
     this.node.addEventListener('click', event => {
       event.stopPropagation();
       onOpen();
@@ -148,8 +168,12 @@ export class CellBadge extends Widget {
     return this._state;
   }
 
-  /** Show `view` for `record`. */
-  render(view: ICellView, record: ICheckRecord | undefined): void {
+  /** Show `view` for `record`; `fix` is the verified fix offered for the cell's text. */
+  render(
+    view: ICellView,
+    record: ICheckRecord | undefined,
+    fix: IFix | null = null
+  ): void {
     const trans = this._trans;
     for (const state of STATES) {
       this.toggleClass(`jp-mod-${state}`, state === view.state);
@@ -184,6 +208,15 @@ export class CellBadge extends Widget {
     }
     const hasDiagnosis = !['none', 'checking', 'busy'].includes(view.state);
     this._details.hidden = !hasDiagnosis;
+    this._offered = fix;
+    this._fix.hidden = !fix;
+    if (fix) {
+      this._fixText.textContent = trans.__(
+        'Fix: %1 (%2)',
+        fix.title,
+        fix.tried
+      );
+    }
     // A cell that ran without an error needs no badge: its output speaks.
     this.setHidden(view.state === 'none' || view.state === 'passed');
   }
@@ -193,5 +226,9 @@ export class CellBadge extends Widget {
   private _basis: HTMLElement;
   private _cause: HTMLElement;
   private _details: HTMLButtonElement;
+  private _fix: HTMLElement;
+  private _fixText: HTMLElement;
+  private _apply: HTMLButtonElement;
+  private _offered: IFix | null = null;
   private _state: CellState = 'none';
 }

@@ -6,7 +6,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import React from 'react';
 
-import type { IAnalyzeResult, ITrialWorker } from './api';
+import type { IAnalyzeResult, IFix, ITrialWorker } from './api';
 import { stateIcon } from './badge';
 import type { IFactRow, IObjectFacts } from './facts';
 import { decisiveRows, factsOf, typeWords } from './facts';
@@ -25,6 +25,7 @@ import {
 } from './levels';
 import type { ICheckRecord } from './tokens';
 import type { ICellView } from './verdict';
+import { offeredFix } from './verdict';
 
 /** What the diagnosis needs besides the record. */
 export interface IDiagnosisProps {
@@ -35,6 +36,54 @@ export interface IDiagnosisProps {
   source: string;
   /** The categories the server sends when the request does not say. */
   serverCategories: string;
+  /** Apply the offered fix to the cell (absent: no Apply button). */
+  onApplyFix?: (fix: IFix) => void;
+}
+
+/**
+ * The verified fix: the change, what was tried, the changed line before and after, and Apply.
+ */
+export function FixSection(props: {
+  trans: TranslationBundle;
+  fix: IFix;
+  source: string;
+  onApply?: (fix: IFix) => void;
+}): React.ReactElement {
+  const { trans, fix, source, onApply } = props;
+  const line = fix.line ?? 1;
+  const before = source.split('\n')[line - 1] ?? '';
+  const after = fix.source.split('\n')[line - 1] ?? '';
+  return (
+    <div className="jp-Crane-fix">
+      <h3>{trans.__('A fix that ran')}</h3>
+      <p className="jp-Crane-fix-title">
+        <code>{fix.title}</code>
+      </p>
+      <p className="jp-Crane-fix-tried">{fix.tried}</p>
+      <pre
+        className="jp-Crane-fix-diff"
+        aria-label={trans.__('Line %1, before and after', line)}
+      >
+        {fix.origin === 'import' ? (
+          <ins>{'+ ' + after}</ins>
+        ) : (
+          <>
+            <del>{'- ' + before}</del>
+            {'\n'}
+            <ins>{'+ ' + after}</ins>
+          </>
+        )}
+      </pre>
+      {onApply && (
+        <button
+          className="jp-Button jp-mod-styled jp-mod-accept jp-Crane-fix-apply"
+          onClick={() => onApply(fix)}
+        >
+          {trans.__('Apply fix')}
+        </button>
+      )}
+    </div>
+  );
 }
 
 /** Text with Markdown code spans shown as code. */
@@ -503,6 +552,7 @@ export function Diagnosis(props: IDiagnosisProps): React.ReactElement | null {
   const unsent = (row: IFactRow) =>
     modelAsked && row.cat !== null && !sent.includes(row.cat);
   const run = record.run && record.source === source ? record.run : null;
+  const fix = offeredFix(record, source);
   return (
     <>
       {run && (
@@ -511,10 +561,14 @@ export function Diagnosis(props: IDiagnosisProps): React.ReactElement | null {
           <p>
             {run.kind === 'confirmed'
               ? trans.__('It crashed as warned: %1', runCause(run))
-              : trans.__(
-                  'It crashed with %1, though the check had found no crash. This is counted as a missed crash.',
-                  runCause(run)
-                )}
+              : run.kind === 'passed'
+                ? trans.__(
+                    'It ran without an error. It is checked again when you edit it or restart the kernel.'
+                  )
+                : trans.__(
+                    'It crashed with %1, though the check had found no crash. This is counted as a missed crash.',
+                    runCause(run)
+                  )}
           </p>
         </div>
       )}
@@ -528,6 +582,14 @@ export function Diagnosis(props: IDiagnosisProps): React.ReactElement | null {
           assessment={assessment}
           source={record.source}
           groups={groups}
+        />
+      )}
+      {fix && (
+        <FixSection
+          trans={trans}
+          fix={fix}
+          source={source}
+          onApply={props.onApplyFix}
         />
       )}
       {result && <TrialSection trans={trans} result={result} />}

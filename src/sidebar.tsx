@@ -275,6 +275,7 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
           view={view}
           source={source}
           serverCategories={settings.server?.categories ?? 'SRV'}
+          onApplyFix={fix => watcher.applyFix(cell.model.id, fix)}
         />
       </section>
     );

@@ -2,7 +2,7 @@
  * Pure functions over check records and server answers: what a cell shows, the staleness rule, the
  * request settings, the history. Unit-tested without a browser.
  */
-import type { IAnalyzeSettings } from './api';
+import type { IAnalyzeSettings, IFix } from './api';
 import type { CellState } from './levels';
 import { assess } from './levels';
 import type {
@@ -67,6 +67,20 @@ export function cellView(
   }
   const assessment = record.result ? assess(record.result) : null;
   return { state: assessment ? assessment.level : 'error', stale, ...extra };
+}
+
+/**
+ * The fix offered for the cell's current text: the server's verified edit (a trial ran it without an
+ * error), while the warning it fixes is shown for that very text. Null otherwise.
+ */
+export function offeredFix(
+  record: ICheckRecord | undefined,
+  source: string
+): IFix | null {
+  if (!record || record.source !== source || record.run) {
+    return null;
+  }
+  return (warns(record) && record.result?.fixes?.[0]) || null;
 }
 
 /** Whether a record holds a warning (will or may crash) for its text, or a crash a run confirmed. */

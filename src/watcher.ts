@@ -20,7 +20,12 @@ import type { ISignal } from '@lumino/signaling';
 import { Signal } from '@lumino/signaling';
 import type { Widget } from '@lumino/widgets';
 
-import type { IAnalyzeRequest, IAnalyzeResult, IStatusReply } from './api';
+import type {
+  IAnalyzeRequest,
+  IAnalyzeResult,
+  IFix,
+  IStatusReply
+} from './api';
 import { BadgeLayer } from './badges';
 import type { IRunEnd, IRunStart } from './kernel';
 import { KernelActivity } from './kernel';
@@ -31,7 +36,7 @@ import { Debouncer, Generations } from './schedule';
 import type { CraneSettings } from './settings';
 import { SessionStats } from './stats';
 import type { ICellChecks, ICheckRecord, ICraneVerdicts } from './tokens';
-import { cellView, isWarning, requestPlan } from './verdict';
+import { cellView, isWarning, offeredFix, requestPlan } from './verdict';
 
 /**
  * How long a cell's text must stay unchanged before its full check (the trial run, the model) starts
@@ -115,7 +120,8 @@ export class NotebookWatcher implements IDisposable {
       notebook,
       this.checks,
       _options.trans,
-      _options.openSidebar
+      _options.openSidebar,
+      (cellId, fix) => this.applyFix(cellId, fix)
     );
     this._kernel = new KernelActivity(panel.sessionContext);
     this._kernel.runStarted.connect(this._onRunStarted, this);
@@ -155,6 +161,24 @@ export class NotebookWatcher implements IDisposable {
   /** The last check of `cell`. */
   recordOf(cell: Cell): ICheckRecord | undefined {
     return this.checks.get(cell.model.id);
+  }
+
+  /**
+   * Replace a cell's text with a verified fix, in one undo step, when the cell still holds the text
+   * the fix was made for; the new text is then checked as any edit is. Returns whether it applied.
+   */
+  applyFix(cellId: string, fix: IFix): boolean {
+    const cell = this.panel.content.widgets.find(c => c.model.id === cellId);
+    const source = cell?.model.sharedModel.getSource();
+    if (
+      !cell ||
+      source === undefined ||
+      !offeredFix(this.checks.get(cellId), source)
+    ) {
+      return false;
+    }
+    cell.model.sharedModel.setSource(fix.source);
+    return true;
   }
 
   /** Make the cell with `cellId` the active cell and scroll to it (a history entry was clicked). */

@@ -1,9 +1,9 @@
 import { nullTranslator } from '@jupyterlab/translation';
 
-import type { IAnalyzeResult } from '../api';
+import type { IAnalyzeResult, IFix } from '../api';
 import { CellBadge } from '../badge';
 import type { ICheckRecord } from '../tokens';
-import { cellView } from '../verdict';
+import { cellView, offeredFix } from '../verdict';
 import {
   blockedTrial,
   checksCrash,
@@ -193,5 +193,56 @@ describe('CellBadge', () => {
     badge.node.querySelector('button')!.click();
     badge.node.click();
     expect(opened).toBe(2);
+  });
+});
+
+describe('CellBadge: a verified fix', () => {
+  const fix: IFix = {
+    title: "df['Agee'] → df['Age']",
+    source: "df['Age'].mean()",
+    origin: 'close-name',
+    line: 1,
+    tried: 'tried: the edited cell then ran to its end in a trial (0.2 s)',
+    shortened: false,
+    trial_ms: 210
+  };
+  const withFix = (result: IAnalyzeResult) => ({ ...result, fixes: [fix] });
+
+  it('is offered under a warning for the very text it was made for, and Apply hands it over without opening the panel', () => {
+    const applied: IFix[] = [];
+    let opened = 0;
+    const badge = new CellBadge(
+      trans,
+      () => (opened += 1),
+      f => applied.push(f)
+    );
+    const record = done(withFix(checksCrash));
+    badge.render(cellView(record, 'src', 1), record, offeredFix(record, 'src'));
+    const row = badge.node.querySelector<HTMLElement>('.jp-Crane-badge-fix')!;
+    expect(row.hidden).toBe(false);
+    expect(row.textContent).toContain(
+      "Fix: df['Agee'] → df['Age'] (tried: the edited cell then ran to its end"
+    );
+    row.querySelector<HTMLButtonElement>('button')!.click();
+    expect(applied).toEqual([fix]);
+    expect(opened).toBe(0);
+    // Edited since, no fix: the text it was made for is gone.
+    expect(offeredFix(record, 'src2')).toBeNull();
+    badge.render(
+      cellView(record, 'src2', 1),
+      record,
+      offeredFix(record, 'src2')
+    );
+    expect(row.hidden).toBe(true);
+    badge.dispose();
+  });
+
+  it('is never offered beside a no-crash verdict or a run', () => {
+    expect(offeredFix(done(withFix(noModelNoCrash)), 'src')).toBeNull();
+    const ran = done(withFix(checksCrash), {
+      run: { kind: 'confirmed', ename: 'KeyError', evalue: "'Agee'", at: 1 }
+    });
+    expect(offeredFix(ran, 'src')).toBeNull();
+    expect(offeredFix(done(checksCrash), 'src')).toBeNull();
   });
 });

@@ -114,7 +114,9 @@ async def test_the_checks_tier_answers_without_the_trial_or_the_model(
     """`tier: "checks"` is the first badge: the probe and the checks only, status "ok" without the no-model
     hint, even when the request asks for a trial and a model is configured; the full tier then adds them."""
     llm_stub.default = crash_if("x: ndarray (3, 4)", TARGET, reasoning="index 5 is out of bounds")
-    k = await kernels.start(NUMPY_SETUP.format(cols=4), "import pandas as pd", "df = pd.DataFrame({'age': [1]})")
+    k = await kernels.start(
+        NUMPY_SETUP.format(cols=4), "import pandas as pd", "df = pd.DataFrame({'age': [1]})"
+    )
     code, body = await analyze(jp_fetch, k.id, TARGET, tier="checks", settings={"trial": True})
     assert code == 200 and body["status"] == "ok" and body.get("hint") is None, body
     assert body["verdict"] == {**body["verdict"], "detection": False, "source": "checks"}
@@ -123,7 +125,9 @@ async def test_the_checks_tier_answers_without_the_trial_or_the_model(
     assert llm_stub.requests == []
     # A certain crash is said by the first tier already.
     code, body = await analyze(jp_fetch, k.id, "df['agee'].sum()", tier="checks")
-    assert code == 200 and body["verdict"]["detection"] is True and body["verdict"]["source"] == "checks", body
+    assert code == 200 and body["verdict"]["detection"] is True and body["verdict"]["source"] == "checks", (
+        body
+    )
     # The full tier asks the model (and runs the trial where this machine can).
     code, body = await analyze(jp_fetch, k.id, TARGET, settings={"trial": True})
     assert code == 200 and body["verdict"]["detection"] is True, body
