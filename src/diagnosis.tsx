@@ -290,6 +290,12 @@ function Cause(props: {
       <p className="jp-Crane-cause-text">
         <Rich text={causeText(trans, assessment, result)} />
       </p>
+      {assessment.fullMessage && (
+        <details className="jp-Crane-message">
+          <summary>{trans.__('The whole message')}</summary>
+          <pre>{assessment.fullMessage}</pre>
+        </details>
+      )}
       {assessment.line !== null && (
         <p className="jp-Crane-cause-line">
           {trans.__('Line %1', assessment.line)}

@@ -55,6 +55,8 @@ export interface IAssessment {
   /** A trial run that could not conclude (blocked, timed out, ...): the verdict fell back to the
    * checks and the model. */
   trialFallback: ITrialOutcome | null;
+  /** An observed crash's whole message, when `cause` gives only its headline. */
+  fullMessage?: string;
 }
 
 /** Whether a trial cut a loop short (a quick trial): what ran is not the whole cell. */
@@ -117,8 +119,12 @@ export function assess(result: IAnalyzeResult): IAssessment | null {
     (verdict.source === 'trial' || isQuick(verdict.source)) &&
     trial?.status === 'crashed'
   ) {
-    out.cause = observedCause(trial);
+    out.cause = observedHeadline(trial);
     out.line = trial.line;
+    const whole = observedCause(trial);
+    if (whole.replace(/\s+/g, ' ').trim() !== out.cause) {
+      out.fullMessage = whole;
+    }
   } else if (
     (verdict.source === 'checks' || verdict.source === 'syntax') &&
     verdict.findings.length
@@ -146,6 +152,28 @@ export function assess(result: IAnalyzeResult): IAssessment | null {
 export function observedCause(trial: ITrialOutcome): string {
   const exception = trial.exception ?? 'Exception';
   return trial.message ? `${exception}: ${trial.message}` : exception;
+}
+
+/**
+ * An observed crash in one line, as a badge shows it: the exception and its message's first paragraph,
+ * past a wrapper paragraph that only says where it was raised (Keras: "Exception encountered when
+ * calling Sequential.call()."), at most `max` characters.
+ */
+export function observedHeadline(trial: ITrialOutcome, max = 300): string {
+  const exception = trial.exception ?? 'Exception';
+  const paragraphs = (trial.message ?? '')
+    .split(/\n\s*\n/)
+    .map(p => p.replace(/\s+/g, ' ').trim())
+    .filter(Boolean);
+  const wrapper = /^Exception encountered when calling [\w.]+(\(\))?\.?$/;
+  const head =
+    paragraphs.length > 1 && wrapper.test(paragraphs[0])
+      ? paragraphs[1]
+      : (paragraphs[0] ?? '');
+  const text = head ? `${exception}: ${head}` : exception;
+  return text.length > max
+    ? text.slice(0, max - 1).replace(/\s+$/, '') + '…'
+    : text;
 }
 
 /** Names, attributes, keys and columns the cell reads that the kernel does not have. */
