@@ -249,7 +249,11 @@ def fix_figures(ran: list[dict[str, Any]]) -> dict[str, Any]:
         "list": [_fix_brief(r) for r in offered],
         "failed": [_fix_brief(r) for r in runs if r not in succeeded],
         "not_crashed": [_fix_brief(r) for r in not_raised],
-        "crash_without_fix": [_brief(r) for r in ran if r["outcome"] == "crash" and not r.get("fix")],
+        "crash_without_fix": [
+            {**_brief(r), "candidates_tried": (r.get("timing") or {}).get("fix_ms", 0) > 0}
+            for r in ran
+            if r["outcome"] == "crash" and not r.get("fix")
+        ],
     }
 
 
@@ -325,9 +329,14 @@ def _render_fixes(f: dict[str, Any]) -> list[str]:
                 f"  {b['where']}: {b['fix']} [{b['origin']}, {b['fix_ms']} ms] | real {b['outcome']}: "
                 f"{b['real']} | fixed run {b['fixed_run']}"
             )
-    lines.append(f"real crashes with no fix offered ({len(f['crash_without_fix'])}):")
+    tried = sum(1 for b in f["crash_without_fix"] if b["candidates_tried"])
+    lines.append(
+        f"real crashes with no fix offered ({len(f['crash_without_fix'])}; candidates tried, none ran, "
+        f"on {tried}):"
+    )
     for b in f["crash_without_fix"]:
-        lines.append(f"  {b['where']} line {b['line']}: {b['real']} | {b['cell']}")
+        said = " | candidates tried, none ran" if b["candidates_tried"] else ""
+        lines.append(f"  {b['where']} line {b['line']}: {b['real']} | {b['cell']}{said}")
     return lines
 
 

@@ -78,7 +78,10 @@ def test_fix_figures_count_what_the_fixed_runs_did() -> None:
     assert failed["where"] == "nb.ipynb#3" and failed["fixed_run"] == "ValueError: bad"
     assert failed["fix"] == "add `import numpy as np`" and failed["origin"] == "import"
     assert [b["where"] for b in f["list"]] == [f"nb.ipynb#{i}" for i in (2, 3, 6, 8, 9)]
-    assert [b["where"] for b in f["crash_without_fix"]] == ["nb.ipynb#4", "nb.ipynb#5"]
+    assert [(b["where"], b["candidates_tried"]) for b in f["crash_without_fix"]] == [
+        ("nb.ipynb#4", True),
+        ("nb.ipynb#5", False),
+    ]
     # fix_ms over the cells whose candidates were tried (fix_ms > 0): 50..500
     assert f["fix_ms"] == {"n": 6, "p50": 250.0, "p95": 500.0}
     assert f["analyze_ms_where_tried"] == {"n": 6, "p50": 450.0, "p95": 700.0}
@@ -91,7 +94,8 @@ def test_fix_lines_are_rendered_only_when_fixes_were_tried() -> None:
     assert "fixes offered on cells that did not crash: 1" in text
     assert "fix trials ms (p50 / p95, cells with candidates tried): 250.0 / 500.0 (6)" in text
     assert "nb.ipynb#3: add `import numpy as np` [import, 200.0 ms] | real crash: KeyError: 'x'" in text
-    assert "real crashes with no fix offered (2):" in text
+    assert "real crashes with no fix offered (2; candidates tried, none ran, on 1):" in text
+    assert "nb.ipynb#4 line 1: KeyError: 'x' | cell_4 = 1 | candidates tried, none ran" in text
     # rows of a run without --fixes (or of an --out file older than fixes): no fix section
     plain = [row(1, "ok"), row(2, "crash")]
     assert "fixes offered" not in summary.render(summary.summarize(plain))
