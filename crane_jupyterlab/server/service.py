@@ -264,16 +264,16 @@ class AnalysisService:
         messages += [f.message for f in verdict.findings]
         messages += [n for n in _notes(result.runtime or {})]
         found = fixes.candidates(request.source, result.runtime or {}, messages)
+        found = [c for c in found if trials.parses(c.source)]
+        if not found:
+            return result  # no candidate tried: fix_ms stays 0
         offered = []
-        if found:
-            link = await self.pool.link(request.kernel_id)
-            for candidate in found:
-                if not trials.parses(candidate.source):
-                    continue
-                outcome, trial_ms = await self._trial(link, candidate.source)
-                if outcome.status == "finished":  # ran to its end, or a quick trial's first iterations
-                    offered.append(_offer(candidate, outcome, trial_ms))
-                    break
+        link = await self.pool.link(request.kernel_id)
+        for candidate in found:
+            outcome, trial_ms = await self._trial(link, candidate.source)
+            if outcome.status == "finished":  # ran to its end, or a quick trial's first iterations
+                offered.append(_offer(candidate, outcome, trial_ms))
+                break
         timing = result.timing.model_copy(
             update={
                 "fix_ms": (time.perf_counter() - started) * 1000,

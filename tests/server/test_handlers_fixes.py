@@ -49,6 +49,10 @@ async def test_a_candidate_that_fails_in_its_trial_is_never_shown(jp_fetch: Any,
     code, body = await analyze(jp_fetch, k.id, "mean_age = df['Agee'].mean()\nratio = int(mean_age) // 0")
     assert code == 200 and body["verdict"]["detection"] is True
     assert body["fixes"] == [] and body["timing"]["fix_ms"] > 0
+    # A column no name of the frame is close to: no candidate, no trial, fix_ms stays 0 ("none tried").
+    code, body = await analyze(jp_fetch, k.id, "total = df['Qwxyz'].sum()")
+    assert code == 200 and body["verdict"]["detection"] is True
+    assert body["fixes"] == [] and body["timing"]["fix_ms"] == 0
     # An alias whose module this kernel cannot import: the import candidate fails its trial.
     code, body = await analyze(jp_fetch, k.id, "booster = xgbx.train({}, None)\nimport_it = xgbx")
     assert code == 200 and body["fixes"] == [], body["fixes"]
