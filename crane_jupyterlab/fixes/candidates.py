@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..checks.astutil import bound_names
 from .renamed import renamed
 
 Origin = Literal["close-name", "import", "renamed-api", "model"]
@@ -88,12 +89,21 @@ class Candidate:
 
 
 def candidates(
-    cell: str, runtime: dict[str, Any], messages: Iterable[str], limit: int = 3
+    cell: str,
+    runtime: dict[str, Any],
+    messages: Iterable[str],
+    limit: int = 3,
+    executed: Iterable[str] = (),
 ) -> list[Candidate]:
-    """Up to `limit` distinct candidates, the most specific first: close names, imports, renamed APIs."""
+    """Up to `limit` distinct candidates, the most specific first: close names, imports, renamed APIs.
+    `executed`: the cells the kernel ran; a name one of them binds is missing because that cell failed
+    (a cascade), so no close name is put in its place."""
     out: list[Candidate] = []
     seen = {cell}
-    for candidate in _all(cell, runtime, list(messages)):
+    meant: set[str] = set()
+    for source in executed:
+        meant |= bound_names(source)
+    for candidate in _all(cell, runtime, list(messages), frozenset(meant)):
         if candidate.source not in seen:
             seen.add(candidate.source)
             out.append(candidate)
@@ -102,9 +112,11 @@ def candidates(
     return out
 
 
-def _all(cell: str, runtime: dict[str, Any], messages: list[str]) -> Iterator[Candidate]:
+def _all(
+    cell: str, runtime: dict[str, Any], messages: list[str], meant: frozenset[str]
+) -> Iterator[Candidate]:
     yield from _close_members(cell, runtime)
-    yield from _close_variables(cell, runtime)
+    yield from _close_variables(cell, runtime, meant)
     yield from _imports(cell, runtime)
     for message in messages:
         for _entry, edited in renamed(cell, message):
@@ -151,7 +163,13 @@ def _close_members(cell: str, runtime: dict[str, Any]) -> Iterator[Candidate]:
                     yield Candidate(
                         f"{owner}[{key!r}] → {owner}[{close[0]!r}]", edited[0], "close-name", edited[1]
                     )
-        elif isinstance(node, ast.Attribute) and close[0].isidentifier():
+        elif (
+            isinstance(node, ast.Attribute)
+            and close[0].isidentifier()
+            # A fitted attribute (`best_params_`) is missing because the estimator was not fitted: a
+            # method of a close name (`set_params`) would run, and mean something else.
+            and node.attr.endswith("_") == close[0].endswith("_")
+        ):
             edited = _replace_names(cell, node.attr, close[0], after_dot=True)
             if edited:
                 owner = ast.unparse(node.value)
@@ -160,12 +178,15 @@ def _close_members(cell: str, runtime: dict[str, Any]) -> Iterator[Candidate]:
                 )
 
 
-def _close_variables(cell: str, runtime: dict[str, Any]) -> Iterator[Candidate]:
-    """An undefined name next to one the kernel has: `modle` -> `model`."""
+def _close_variables(cell: str, runtime: dict[str, Any], meant: frozenset[str]) -> Iterator[Candidate]:
+    """An undefined name next to one the kernel has: `modle` -> `model`; not a name an executed cell
+    binds (that cell failed before binding it: the fix is there)."""
     close = runtime.get("undefined_close")
     if not isinstance(close, dict):
         return
     for name, hits in close.items():
+        if name in meant:
+            continue
         if isinstance(name, str) and isinstance(hits, list) and hits and isinstance(hits[0], str):
             edited = _replace_names(cell, name, hits[0], after_dot=False)
             if edited:
@@ -173,11 +194,14 @@ def _close_variables(cell: str, runtime: dict[str, Any]) -> Iterator[Candidate]:
 
 
 def _imports(cell: str, runtime: dict[str, Any]) -> Iterator[Candidate]:
-    """A module read under its usual alias (or its own name) that the kernel never imported."""
+    """A module read under its usual alias (or its own name, a well-known one or one the probe found
+    importable) that the kernel never imported."""
     if cell.lstrip().startswith("%%"):
         return  # a cell magic must stay the first line
+    importable = set(runtime.get("undefined_importable") or [])
     for name in runtime.get("undefined") or []:
-        statement = ALIASES.get(name) or (f"import {name}" if name in PLAIN_MODULES else None)
+        plain = name in PLAIN_MODULES or name in importable
+        statement = ALIASES.get(name) or (f"import {name}" if plain else None)
         if statement:
             yield Candidate(f"add `{statement}`", f"{statement}\n{cell}", "import", 1)
 

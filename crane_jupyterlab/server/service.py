@@ -248,7 +248,8 @@ class AnalysisService:
         )
 
     async def _analyze_and_fix(self, request: AnalyzeRequest, eff: _Effective) -> AnalyzeResult:
-        result = await self._analyze(request, eff)
+        executed: list[str] = []  # filled by _analyze: the cells the kernel ran, from the probe
+        result = await self._analyze(request, eff, executed)
         verdict = result.verdict
         if (
             not eff.fixes
@@ -263,7 +264,7 @@ class AnalysisService:
         messages = [f"{t.exception}: {t.message}" for t in [result.trial] if t and t.status == "crashed"]
         messages += [f.message for f in verdict.findings]
         messages += [n for n in _notes(result.runtime or {})]
-        found = fixes.candidates(request.source, result.runtime or {}, messages)
+        found = fixes.candidates(request.source, result.runtime or {}, messages, executed=executed)
         found = [c for c in found if trials.parses(c.source)]
         if not found:
             return result  # no candidate tried: fix_ms stays 0
@@ -282,7 +283,9 @@ class AnalysisService:
         )
         return result.model_copy(update={"fixes": offered, "timing": timing})
 
-    async def _analyze(self, request: AnalyzeRequest, eff: _Effective) -> AnalyzeResult:
+    async def _analyze(
+        self, request: AnalyzeRequest, eff: _Effective, executed: list[str] | None = None
+    ) -> AnalyzeResult:
         started = time.perf_counter()
         link = await self.pool.link(request.kernel_id)
 
@@ -315,6 +318,8 @@ class AnalysisService:
 
         parts = self.parts
         history = [c for c in runtime.get("history") or [] if isinstance(c, str)]
+        if executed is not None:
+            executed.extend(history)
         text = self._render(runtime, eff.categories)
         # The browser needs the facts, not the notebook's own cells back.
         shown = {k: v for k, v in runtime.items() if k != "history"}

@@ -88,3 +88,41 @@ def test_at_most_the_limit_and_nothing_for_code_that_does_not_tokenize():
     runtime["undefined"] = ["np", "pd", "plt"]
     assert len(candidates("df['Agee'] + np.pi + pd.NA + plt", runtime, [], limit=3)) == 3
     assert candidates("df['Agee'\n!ls", runtime | {"undefined": []}, []) == []
+
+
+def test_no_close_name_for_a_cascade_or_an_unfitted_attribute():
+    # `genres` is missing because the cell that binds it failed: `all_genres` would run and be wrong.
+    runtime = {"objects": [], "undefined": ["genres"], "undefined_close": {"genres": ["all_genres"]}}
+    cell = "counts = genres.value_counts()"
+    assert [c.title for c in candidates(cell, runtime, [])] == ["genres → all_genres"]
+    executed = ["all_genres = []\nfor x in movies.genres:\n    genres = x.split('|')"]
+    assert candidates(cell, runtime, [], executed=executed) == []
+    # `best_params_` is missing because the search was not fitted, not misspelt.
+    unfitted = {
+        "objects": [
+            {
+                "expr": "grid",
+                "type": "GridSearchCV",
+                "facts": [],
+                "missing": False,
+                "children": [
+                    {
+                        "expr": "grid.best_params_",
+                        "type": "GridSearchCV",
+                        "missing": True,
+                        "facts": [{"key": "close", "value": ["set_params"]}],
+                        "children": [],
+                    }
+                ],
+            }
+        ],
+        "undefined": [],
+    }
+    assert candidates("print(grid.best_params_)", unfitted, []) == []
+
+
+def test_a_module_the_probe_found_importable_gets_a_plain_import():
+    runtime = {"objects": [], "undefined": ["mglearn"], "undefined_importable": ["mglearn"]}
+    [c] = candidates("mglearn.plots.plot_animal_tree()", runtime, [])
+    assert (c.origin, c.source) == ("import", "import mglearn\nmglearn.plots.plot_animal_tree()")
+    assert candidates("mglearn.plots.plot_animal_tree()", {"objects": [], "undefined": ["mglearn"]}, []) == []

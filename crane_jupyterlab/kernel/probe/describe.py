@@ -135,6 +135,9 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
         close = _undefined_close(undefined, ns)
         if close:
             result["undefined_close"] = close
+        importable = _importable(undefined)
+        if importable:
+            result["undefined_importable"] = importable
         # variables of formula strings the kernel lacks (patsy would find them nowhere but in data=)
         in_formulas = [n for f in formula_strings(tree) for n in formula_names(f)]
         absent = [n for n in dict.fromkeys(in_formulas) if _undefined(n, ns) and n not in undefined]
@@ -207,6 +210,23 @@ def _failure(exc: BaseException) -> str:
 
 def _undefined(name: str, ns: dict[str, Any]) -> bool:
     return name not in ns and not hasattr(builtins, name) and name not in IPYTHON_NAMES
+
+
+def _importable(undefined: list[str]) -> list[str]:
+    """Undefined names that are top-level modules this kernel could import (`mglearn` beside the
+    notebook): found on sys.path by the import system's finders, nothing imported."""
+    import importlib.machinery
+
+    out = []
+    for name in undefined[:10]:
+        if not name.isidentifier() or name in sys.modules:
+            continue
+        try:
+            if importlib.machinery.PathFinder.find_spec(name) is not None:
+                out.append(name)
+        except (ImportError, ValueError, OSError):
+            continue
+    return out
 
 
 def _undefined_close(undefined: list[str], ns: dict[str, Any]) -> dict[str, list[str]]:
