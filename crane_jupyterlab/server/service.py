@@ -516,7 +516,8 @@ def _notes(runtime: dict[str, Any]) -> list[str]:
 
 
 def _offer(candidate: fixes.Candidate, outcome: TrialOutcome, trial_ms: float) -> Fix:
-    seconds = f"{(outcome.elapsed_ms or trial_ms) / 1000:.1f} s"
+    ms = outcome.elapsed_ms or trial_ms
+    seconds = f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
     if outcome.shortened:
         k = outcome.quick.k if outcome.quick else 0
         tried = (
