@@ -198,6 +198,7 @@ describe('CellBadge', () => {
 
 describe('CellBadge: a verified fix', () => {
   const fix: IFix = {
+    // eslint-disable-next-line jupyter/no-untranslated-string -- the server's text, not a UI string
     title: "df['Agee'] → df['Age']",
     source: "df['Age'].mean()",
     origin: 'close-name',
