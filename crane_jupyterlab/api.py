@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .models import TrialOutcome, Verdict
+from .models import Fix, TrialOutcome, Verdict
 
 MAX_SOURCE_CHARS = 1_000_000
 
@@ -40,6 +40,8 @@ class AnalyzeSettings(BaseModel):
     # Run the cell in a sandboxed fork of the kernel with this analysis: True (the "Trial-Run Cell"
     # command), False (never), None (the server's `trial` mode decides: only `auto` runs one).
     trial: bool | None = None
+    # Try fix candidates of a certain or observed crash in trials: None: the server's `fixes` decides.
+    fixes: bool | None = None
 
     @field_validator("categories", mode="before")
     @classmethod
@@ -69,12 +71,17 @@ class AnalyzeRequest(BaseModel):
     # bracket, block or string: IPython's completeness check) gets `{"status": "incomplete"}`, no verdict.
     # An explicit check says "syntax error" of the same text, as running it would.
     typing: bool = False
+    # "checks": the first of two tiers, the probe and the deterministic checks alone (no trial, no model),
+    # answered in the time of one probe so a badge shows while the trial runs; "full" (default): everything
+    # the settings ask for. A checks-tier answer is status "ok" (no model hint: the full tier follows).
+    tier: Literal["checks", "full"] = "full"
 
 
 class Timing(BaseModel):
     extraction_ms: float = 0.0
     llm_ms: float = 0.0
     trial_ms: float = 0.0  # from starting the trial run to collecting its outcome (0: none)
+    fix_ms: float = 0.0  # trying fix candidates in trials (0: none tried)
     total_ms: float = 0.0
 
 
@@ -106,6 +113,8 @@ class AnalyzeResult(BaseModel):
     hint: str | None = None
     # The trial run's outcome when one was asked for (None: no trial with this analysis).
     trial: TrialOutcome | None = None
+    # Edits of the cell a trial ran without an error (at most one; empty when none was found or tried).
+    fixes: list[Fix] = Field(default_factory=list)
 
 
 class StatusReply(BaseModel):

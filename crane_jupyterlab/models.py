@@ -44,6 +44,22 @@ class Finding(BaseModel):
     line: int | None = None
 
 
+FixOrigin = Literal["close-name", "import", "renamed-api", "model"]
+
+
+class Fix(BaseModel):
+    """An edit of the cell that a trial ran without an error, on the same kernel state: offered with an
+    Apply button. Never one that no trial ran (crane_jupyterlab/fixes)."""
+
+    title: Plain  # the change in a few characters: "df['Agee'] → df['Age']"
+    source: str  # the whole new cell
+    origin: FixOrigin  # where it came from: the probe's close names, an import, a renamed API, the model
+    line: int | None = None  # the first line changed
+    tried: Plain  # what ran: "the edited cell ran to its end in a trial"
+    shortened: bool = False  # a quick trial: long loops ran their first iterations only
+    trial_ms: float = 0.0
+
+
 TrialStatus = Literal["crashed", "finished", "blocked", "timed_out", "out_of_memory", "unavailable"]
 
 

@@ -10,6 +10,7 @@ export interface IAnalyzeRequest {
   cell_id?: string | null;
   settings?: IAnalyzeSettings;
   typing?: boolean;
+  tier?: 'checks' | 'full';
 }
 
 /** A 200 answer that carries an analysis (`ok`, `llm_error`, `no_model`). */
@@ -25,6 +26,7 @@ export interface IAnalyzeResult {
   error: IErrorInfo | null;
   hint: string | null;
   trial: ITrialOutcome | null;
+  fixes: IFix[];
 }
 
 /**
@@ -63,6 +65,7 @@ export interface IAnalyzeSettings {
   temperature?: number | null;
   max_columns?: number | null;
   trial?: boolean | null;
+  fixes?: boolean | null;
 }
 
 /** The answer shown to the user and written by the benchmarks. */
@@ -84,6 +87,7 @@ export interface ITiming {
   extraction_ms: number;
   llm_ms: number;
   trial_ms: number;
+  fix_ms: number;
   total_ms: number;
 }
 
@@ -125,6 +129,20 @@ export interface ITrialOutcome {
   quick: IQuickTrial | null;
   progress: ITrialProgress | null;
   worker: ITrialWorker | null;
+}
+
+/**
+ * An edit of the cell that a trial ran without an error, on the same kernel state: offered with an
+ * Apply button. Never one that no trial ran (crane_jupyterlab/fixes).
+ */
+export interface IFix {
+  title: string;
+  source: string;
+  origin: 'close-name' | 'import' | 'renamed-api' | 'model';
+  line: number | null;
+  tried: string;
+  shortened: boolean;
+  trial_ms: number;
 }
 
 /** A certain crash found by a deterministic check. */

@@ -3,6 +3,8 @@ import { checkIcon, infoIcon } from '@jupyterlab/ui-components';
 import type { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
+import type { IFix } from './api';
+
 import { crashIcon, maybeIcon, missedIcon, observedIcon } from './icons';
 import type { CellState, IDescription } from './levels';
 import { describeCell } from './levels';
@@ -19,7 +21,8 @@ const STATES: CellState[] = [
   'may-crash',
   'no-crash',
   'confirmed',
-  'missed'
+  'missed',
+  'passed'
 ];
 
 /**
@@ -76,6 +79,34 @@ function lineText(
 }
 
 /**
+ * A sentence on the verdict's currency, for the badge and the panel: the check in flight for its
+ * text, or why it may be outdated ('' when it is current).
+ */
+export function currencyNote(
+  trans: TranslationBundle,
+  view: ICellView
+): string {
+  switch (view.pending) {
+    case 'recheck':
+      return trans.__('Checking again…');
+    case 'trial':
+      return trans.__('Trial run in progress…');
+    case 'model':
+      return trans.__('Asking the model…');
+    case 'busy':
+      return trans.__('Will check again when the kernel is idle.');
+  }
+  if (!view.stale || view.state === 'none') {
+    return '';
+  }
+  return view.unresolved
+    ? trans.__(
+        'Outdated: a check of the kernel as it is now could neither confirm nor clear it.'
+      )
+    : trans.__('Outdated: the cell or the kernel changed since this check.');
+}
+
+/**
  * The verdict of one cell, shown as a row under its input: a spinner while checking, the level
  * with who decided and the cause, and a button to the full diagnosis. Long text wraps instead of
  * being cut. A click anywhere on it opens the sidebar.
@@ -83,7 +114,8 @@ function lineText(
 export class CellBadge extends Widget {
   constructor(
     private readonly _trans: TranslationBundle,
-    onOpen: () => void
+    onOpen: () => void,
+    onApplyFix?: (fix: IFix) => void
   ) {
     super({ node: document.createElement('div') });
     this.addClass(BADGE_CLASS);
@@ -106,7 +138,24 @@ export class CellBadge extends Widget {
     this._details.title = _trans.__(
       'Open the full diagnosis in the Crash Prediction panel (right sidebar)'
     );
-    this.node.append(this._icon, text, this._details);
+    // The verified fix, on a line of its own: the change, what was tried, and Apply.
+    this._fix = document.createElement('div');
+    this._fix.className = `${BADGE_CLASS}-fix`;
+    this._fixText = document.createElement('span');
+    this._fixText.className = `${BADGE_CLASS}-fix-text`;
+    this._apply = document.createElement('button');
+    this._apply.type = 'button';
+    this._apply.className = `${BADGE_CLASS}-apply`;
+    this._apply.textContent = _trans.__('Apply fix');
+    this._apply.addEventListener('click', event => {
+      event.stopPropagation(); // applying is not opening the panel
+      if (this._offered && onApplyFix) {
+        onApplyFix(this._offered);
+      }
+    });
+    this._fix.append(this._fixText, this._apply);
+    this._fix.hidden = true;
+    this.node.append(this._icon, text, this._details, this._fix);
     this.node.addEventListener('click', event => {
       event.stopPropagation();
       onOpen();
@@ -119,14 +168,19 @@ export class CellBadge extends Widget {
     return this._state;
   }
 
-  /** Show `view` for `record`. */
-  render(view: ICellView, record: ICheckRecord | undefined): void {
+  /** Show `view` for `record`; `fix` is the verified fix offered for the cell's text. */
+  render(
+    view: ICellView,
+    record: ICheckRecord | undefined,
+    fix: IFix | null = null
+  ): void {
     const trans = this._trans;
     for (const state of STATES) {
       this.toggleClass(`jp-mod-${state}`, state === view.state);
     }
-    const stale = view.stale && view.state !== 'none';
+    const stale = view.stale && view.state !== 'none' && !view.pending;
     this.toggleClass('jp-mod-stale', stale);
+    this.toggleClass('jp-mod-pending', !!view.pending);
     const observed =
       view.state === 'will-crash' &&
       record?.result?.verdict?.source === 'trial';
@@ -139,9 +193,11 @@ export class CellBadge extends Widget {
     this._basis.textContent = d.basis ? ` (${d.basis})` : '';
     const cause = d.line !== null ? lineText(trans, d.cause, d.line) : d.cause;
     this._cause.textContent = cause ? `: ${cause}` : '';
-    if (stale) {
+    const note = currencyNote(trans, view);
+    if (note) {
+      // Mid-sentence on the badge: "…: KeyError: 'x' — checking again…".
       this._cause.textContent +=
-        ' ' + trans.__('— outdated: the cell or the kernel changed');
+        ' — ' + note.charAt(0).toLocaleLowerCase() + note.slice(1);
     }
     this.node.title = record?.result?.verdict?.reasoning ?? '';
 
@@ -152,7 +208,17 @@ export class CellBadge extends Widget {
     }
     const hasDiagnosis = !['none', 'checking', 'busy'].includes(view.state);
     this._details.hidden = !hasDiagnosis;
-    this.setHidden(view.state === 'none');
+    this._offered = fix;
+    this._fix.hidden = !fix;
+    if (fix) {
+      this._fixText.textContent = trans.__(
+        'Fix: %1 (%2)',
+        fix.title,
+        fix.tried
+      );
+    }
+    // A cell that ran without an error needs no badge: its output speaks.
+    this.setHidden(view.state === 'none' || view.state === 'passed');
   }
 
   private _icon: HTMLElement;
@@ -160,5 +226,9 @@ export class CellBadge extends Widget {
   private _basis: HTMLElement;
   private _cause: HTMLElement;
   private _details: HTMLButtonElement;
+  private _fix: HTMLElement;
+  private _fixText: HTMLElement;
+  private _apply: HTMLButtonElement;
+  private _offered: IFix | null = null;
   private _state: CellState = 'none';
 }

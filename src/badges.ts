@@ -14,7 +14,8 @@ import type { PanelLayout, Widget } from '@lumino/widgets';
 
 import { CellBadge } from './badge';
 import type { CellChecks } from './model';
-import { cellView } from './verdict';
+import type { IFix } from './api';
+import { cellView, offeredFix } from './verdict';
 
 interface IBadgeSlot {
   cell: Cell;
@@ -29,7 +30,8 @@ export class BadgeLayer implements IDisposable {
     private readonly _notebook: Notebook,
     private readonly _checks: CellChecks,
     private readonly _trans: TranslationBundle,
-    private readonly _openSidebar: () => void
+    private readonly _openSidebar: () => void,
+    private readonly _applyFix: (cellId: string, fix: IFix) => void = () => {}
   ) {
     _checks.changed.connect(this._onRecordChanged, this);
     _checks.epochChanged.connect(this.renderAll, this);
@@ -95,7 +97,11 @@ export class BadgeLayer implements IDisposable {
     }
     const record = this._checks.get(cellId);
     const source = slot.cell.model.sharedModel.getSource();
-    slot.badge.render(cellView(record, source, this._checks.epoch), record);
+    slot.badge.render(
+      cellView(record, source, this._checks.epoch),
+      record,
+      offeredFix(record, source)
+    );
   }
 
   /** Create the badge of a cell that has a record; it is placed once the cell has rendered. */
@@ -107,7 +113,9 @@ export class BadgeLayer implements IDisposable {
     if (!cell) {
       return null;
     }
-    const badge = new CellBadge(this._trans, this._openSidebar);
+    const badge = new CellBadge(this._trans, this._openSidebar, fix =>
+      this._applyFix(cellId, fix)
+    );
     const slot = { cell, badge };
     this._slots.set(cellId, slot);
     cell.model.contentChanged.connect(this._onCellContent, this);

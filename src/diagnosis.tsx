@@ -6,13 +6,14 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import React from 'react';
 
-import type { IAnalyzeResult, ITrialWorker } from './api';
+import type { IAnalyzeResult, IFix, ITrialWorker } from './api';
 import { stateIcon } from './badge';
 import type { IFactRow, IObjectFacts } from './facts';
-import { decisiveRows, factsOf } from './facts';
+import { decisiveRows, factsOf, typeWords } from './facts';
 import type { CellState, IAssessment } from './levels';
 import {
   assess,
+  causeText,
   plain,
   runCause,
   stateLabel,
@@ -24,6 +25,7 @@ import {
 } from './levels';
 import type { ICheckRecord } from './tokens';
 import type { ICellView } from './verdict';
+import { offeredFix } from './verdict';
 
 /** What the diagnosis needs besides the record. */
 export interface IDiagnosisProps {
@@ -34,6 +36,54 @@ export interface IDiagnosisProps {
   source: string;
   /** The categories the server sends when the request does not say. */
   serverCategories: string;
+  /** Apply the offered fix to the cell (absent: no Apply button). */
+  onApplyFix?: (fix: IFix) => void;
+}
+
+/**
+ * The verified fix: the change, what was tried, the changed line before and after, and Apply.
+ */
+export function FixSection(props: {
+  trans: TranslationBundle;
+  fix: IFix;
+  source: string;
+  onApply?: (fix: IFix) => void;
+}): React.ReactElement {
+  const { trans, fix, source, onApply } = props;
+  const line = fix.line ?? 1;
+  const before = source.split('\n')[line - 1] ?? '';
+  const after = fix.source.split('\n')[line - 1] ?? '';
+  return (
+    <div className="jp-Crane-fix">
+      <h3>{trans.__('A fix that ran')}</h3>
+      <p className="jp-Crane-fix-title">
+        <code>{fix.title}</code>
+      </p>
+      <p className="jp-Crane-fix-tried">{fix.tried}</p>
+      <pre
+        className="jp-Crane-fix-diff"
+        aria-label={trans.__('Line %1, before and after', line)}
+      >
+        {fix.origin === 'import' ? (
+          <ins>{'+ ' + after}</ins>
+        ) : (
+          <>
+            <del>{'- ' + before}</del>
+            {'\n'}
+            <ins>{'+ ' + after}</ins>
+          </>
+        )}
+      </pre>
+      {onApply && (
+        <button
+          className="jp-Button jp-mod-styled jp-mod-accept jp-Crane-fix-apply"
+          onClick={() => onApply(fix)}
+        >
+          {trans.__('Apply fix')}
+        </button>
+      )}
+    </div>
+  );
 }
 
 /** Text with Markdown code spans shown as code. */
@@ -133,6 +183,25 @@ function FactRow(props: {
   );
 }
 
+/** How a related object relates to the cell's object `via`: "m was built from it" (`m = f(X)` in an
+ * earlier cell), "m was fitted with it" (`m.fit(X)`), "read by f()" (a global the cell's function reads). */
+export function relationText(
+  trans: TranslationBundle,
+  via: string,
+  relation: string | null
+): string {
+  switch (relation) {
+    case 'built':
+      return trans.__('%1 was built from it', via);
+    case 'fitted':
+      return trans.__('%1 was fitted or compiled with it', via);
+    case 'read':
+      return trans.__('read by %1()', via);
+    default:
+      return trans.__('%1 uses it', via);
+  }
+}
+
 /** The facts of one object, collapsed unless they decided the verdict or the deciding text names the
  * object (the objects of the crashing line). */
 function ObjectFacts(props: {
@@ -141,16 +210,21 @@ function ObjectFacts(props: {
   unsent: (row: IFactRow) => boolean;
 }): React.ReactElement {
   const { trans, group } = props;
+  const type = typeWords(group.type);
   const relation = group.via
-    ? trans.__('(%1 %2 it)', group.via, group.relation ?? trans.__('uses'))
+    ? relationText(trans, group.via, group.relation)
     : '';
+  // The full type and relation in the title: a narrow panel may cut the header.
+  const title = [group.expr, group.type, relation].filter(Boolean).join(' ');
   return (
     <details
       className={`jp-Crane-object${group.decisive ? ' jp-mod-decisive' : ''}`}
       open={group.decisive || group.involved}
     >
-      <summary>
-        <code>{group.expr}</code> {group.type} {relation}
+      <summary title={title}>
+        <code>{group.expr}</code>
+        {type ? ` ${type}` : ''}
+        {relation ? `; ${relation}` : ''}
       </summary>
       <ul>
         {group.rows.map((row, i) => (
@@ -214,8 +288,14 @@ function Cause(props: {
     <div className="jp-Crane-cause">
       <h3>{trans.__('Cause')}</h3>
       <p className="jp-Crane-cause-text">
-        <Rich text={assessment.cause} />
+        <Rich text={causeText(trans, assessment, result)} />
       </p>
+      {assessment.fullMessage && (
+        <details className="jp-Crane-message">
+          <summary>{trans.__('The whole message')}</summary>
+          <pre>{assessment.fullMessage}</pre>
+        </details>
+      )}
       {assessment.line !== null && (
         <p className="jp-Crane-cause-line">
           {trans.__('Line %1', assessment.line)}
@@ -478,6 +558,7 @@ export function Diagnosis(props: IDiagnosisProps): React.ReactElement | null {
   const unsent = (row: IFactRow) =>
     modelAsked && row.cat !== null && !sent.includes(row.cat);
   const run = record.run && record.source === source ? record.run : null;
+  const fix = offeredFix(record, source);
   return (
     <>
       {run && (
@@ -486,10 +567,14 @@ export function Diagnosis(props: IDiagnosisProps): React.ReactElement | null {
           <p>
             {run.kind === 'confirmed'
               ? trans.__('It crashed as warned: %1', runCause(run))
-              : trans.__(
-                  'It crashed with %1, though the check had found no crash. This is counted as a missed crash.',
-                  runCause(run)
-                )}
+              : run.kind === 'passed'
+                ? trans.__(
+                    'It ran without an error. It is checked again when you edit it or restart the kernel.'
+                  )
+                : trans.__(
+                    'It crashed with %1, though the check had found no crash. This is counted as a missed crash.',
+                    runCause(run)
+                  )}
           </p>
         </div>
       )}
@@ -503,6 +588,14 @@ export function Diagnosis(props: IDiagnosisProps): React.ReactElement | null {
           assessment={assessment}
           source={record.source}
           groups={groups}
+        />
+      )}
+      {fix && (
+        <FixSection
+          trans={trans}
+          fix={fix}
+          source={source}
+          onApply={props.onApplyFix}
         />
       )}
       {result && <TrialSection trans={trans} result={result} />}

@@ -37,12 +37,67 @@ export interface IObjectFacts {
   involved: boolean;
 }
 
+/** A value as Python prints it (the cell's language): 'Age' quoted, None, nested lists. */
+function pythonic(value: JSONValue): string {
+  if (value === null) {
+    return 'None';
+  }
+  if (typeof value === 'string') {
+    return `'${value}'`;
+  }
+  if (Array.isArray(value)) {
+    return `[${value.map(pythonic).join(', ')}]`;
+  }
+  if (typeof value === 'object') {
+    return Object.entries(value)
+      .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : pythonic(v)}`)
+      .join(', ');
+  }
+  return String(value);
+}
+
+/** Kinds of 1-D data (the probe's vocabulary) in words. */
+const KIND_WORDS: { [kind: string]: string } = {
+  'few-valued': 'few distinct values',
+  'many-valued': 'many distinct values',
+  'all-nan': 'all NaN'
+};
+
 /**
- * A compact, bounded rendering of a fact value.
+ * A fact's value in words, bounded; null when it says nothing worth a line: an empty list or mapping,
+ * a list of Nones (`index_names: [None]`, an unnamed index). Empty NaN counts say "no NaN"; dtype
+ * counts read "1 int64, 1 str column".
  */
-export function formatValue(value: JSONValue, max = 80): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return text.length > max ? text.slice(0, max - 1) + '…' : text;
+export function factValue(
+  key: string,
+  value: JSONValue,
+  max = 80
+): string | null {
+  const bound = (text: string) =>
+    text.length > max ? text.slice(0, max - 1) + '…' : text;
+  if (typeof value === 'string') {
+    return bound(key === 'kind' ? (KIND_WORDS[value] ?? value) : value);
+  }
+  if (Array.isArray(value)) {
+    return value.every(v => v === null) ? null : bound(pythonic(value));
+  }
+  if (value === null || typeof value !== 'object') {
+    return bound(pythonic(value));
+  }
+  const entries = Object.entries(value);
+  if (key === 'nan_columns' && !entries.length) {
+    return 'no NaN';
+  }
+  if (!entries.length) {
+    return null;
+  }
+  if (key === 'dtypes' && entries.every(([, n]) => typeof n === 'number')) {
+    // "1 int64, 2 str columns": the noun agrees with the last count, as a person says it.
+    const last = entries[entries.length - 1][1] as number;
+    const counts = entries.map(([dtype, n]) => `${n} ${dtype}`).join(', ');
+    return bound(`${counts} ${last === 1 ? 'column' : 'columns'}`);
+  }
+  return bound(pythonic(value));
 }
 
 /**
@@ -108,15 +163,57 @@ export function names(text: string, token: string, isExpr = true): boolean {
   }
 }
 
-/** Values specific enough to identify a fact when a text quotes them (numbers, short words). */
-function quotable(value: JSONValue): string | null {
+/** Spellings specific enough to identify a fact when a text quotes its value: numbers, short words,
+ * and a shape as Python prints it (`[null, 4]` is "(None, 4)"). */
+function quotable(value: JSONValue): string[] {
   if (typeof value === 'number') {
-    return String(value);
+    return [String(value)];
   }
   if (typeof value === 'string' && value.length >= 2 && value.length <= 40) {
-    return value;
+    return [value];
   }
-  return null;
+  if (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.length <= 8 &&
+    value.every(v => v === null || typeof v === 'number')
+  ) {
+    const items = value.map(v => (v === null ? 'None' : String(v)));
+    return [`(${items.join(', ')}${items.length === 1 ? ',' : ''})`];
+  }
+  return [];
+}
+
+/** The numbers and words inside a value, for a message that compares parts of it: the 5 of a shape
+ * `[120, 5]` in "found shape=(None, 5)". 0 and 1 are left out: every message has them (axis 1,
+ * input 0), so they identify nothing. */
+function valueTokens(
+  value: JSONValue,
+  out: Set<string> = new Set()
+): Set<string> {
+  if (out.size >= 50) {
+    return out;
+  }
+  if (typeof value === 'number') {
+    if (Math.abs(value) >= 2) {
+      out.add(String(value));
+    }
+  } else if (typeof value === 'string') {
+    if (value.length >= 2 && value.length <= 40) {
+      out.add(value);
+    }
+  } else if (Array.isArray(value)) {
+    value.forEach(v => valueTokens(v, out));
+  } else if (value !== null && typeof value === 'object') {
+    Object.keys(value).forEach(k => valueTokens(k, out));
+  }
+  return out;
+}
+
+/** A text without its line references ("(line 3)"): a line number is a position, not a fact, and
+ * would match any fact whose value happens to be that number. */
+function withoutLines(text: string): string {
+  return text.replace(/\(?\blines? \d+(?:\s*(?:-|–|and|to)\s*\d+)?\)?/g, ' ');
 }
 
 /** An entry as the deciding texts may name it. */
@@ -169,9 +266,10 @@ function score(
   if (key === null) {
     return 3;
   }
-  const quoted = value === null ? null : quotable(value);
   const byKey = names(text, key, false);
-  const byValue = quoted !== null && names(text, normalize(quoted), false);
+  const byValue =
+    value !== null &&
+    quotable(value).some(q => names(text, normalize(q), false));
   return byKey && byValue ? 2 : byKey || byValue ? 1 : 0;
 }
 
@@ -179,7 +277,7 @@ function score(
 interface IScoredRow {
   row: IFactRow;
   target: ITarget;
-  fact: { key: string; value: JSONValue } | null;
+  fact: { key: string; value: JSONValue; cat: string } | null;
 }
 
 /**
@@ -203,15 +301,81 @@ function markDecisive(scored: IScoredRow[], texts: string[]): void {
   }
 }
 
+/** An observed crash, as the facts are weighed against it: the exception's message and the lines of
+ * the cell it went through. */
+export interface ICrashText {
+  message: string;
+  lines: string[];
+}
+
+/** The crash a trial run observed, when it decided the verdict. */
+export function crashText(
+  result: IAnalyzeResult | undefined
+): ICrashText | null {
+  const source = result?.verdict?.source;
+  const trial = result?.trial;
+  if (
+    !trial ||
+    trial.status !== 'crashed' ||
+    !(source === 'trial' || source === 'quick' || source === 'quick_may')
+  ) {
+    return null;
+  }
+  return {
+    message: trial.message ?? '',
+    lines: trial.frames.map(f => f.text)
+  };
+}
+
+/**
+ * Mark the decisive rows of an observed crash: what the failing line names and the kernel lacks, and
+ * the facts of the objects the line names whose values the message compares ("expected shape (None,
+ * 4), found (None, 5)": the model's `input_shape` and the array's `shape`). The line's own numbers are
+ * the call's arguments (`epochs=3`), not what failed, so values count only in the message. A value
+ * fact (a NaN count, a maximum) counts only when the message names its key ("contains NaN") and it
+ * is there (a count above 0), since its number alone may match by chance (a maximum of 5).
+ */
+function markObserved(scored: IScoredRow[], crash: ICrashText): void {
+  // PyTorch writes shapes as "4x10": apart, so each number is a word of its own.
+  const message = normalize(withoutLines(crash.message)).replace(
+    /(\d)x(?=\d)/g,
+    '$1 x '
+  );
+  const texts = [message, ...crash.lines.map(normalize)];
+  for (const s of scored) {
+    if (!s.fact) {
+      s.row.decisive = texts.some(t => namesEntry(t, s.target));
+      continue;
+    }
+    if (!texts.some(t => names(t, normalize(s.target.expr)))) {
+      continue;
+    }
+    const compared = [...valueTokens(s.fact.value)].some(t =>
+      names(message, normalize(t), false)
+    );
+    if (s.fact.cat !== 'V') {
+      s.row.decisive = compared;
+      continue;
+    }
+    const value = s.fact.value;
+    const keyed = names(message.toLowerCase(), s.fact.key.toLowerCase(), false);
+    s.row.decisive =
+      keyed &&
+      (compared || value === true || (typeof value === 'number' && value > 0));
+  }
+}
+
 /**
  * The probe's facts grouped by object, in the order the cell uses them, except that objects with a
  * decisive fact come first and, within an object, decisive facts come first. Children (columns,
- * layers) are walked up to `depth` levels; undefined names form groups of their own.
+ * layers) are walked up to `depth` levels; undefined names form groups of their own. With `crash`, the
+ * decisive facts are those of the observed crash (see `markObserved`); otherwise those the texts name.
  */
 export function factsByObject(
   runtime: IRuntime | null,
   texts: readonly string[],
-  depth = 2
+  depth = 2,
+  crash: ICrashText | null = null
 ): IObjectFacts[] {
   if (!runtime) {
     return [];
@@ -247,10 +411,14 @@ export function factsByObject(
       scored.push({ row, target, fact: null });
     }
     for (const fact of entry.facts ?? []) {
+      const value = factValue(fact.key, fact.value);
+      if (value === null) {
+        continue;
+      }
       const row: IFactRow = {
         expr: entry.expr,
         key: fact.key,
-        value: formatValue(fact.value),
+        value,
         cat: isCategory(fact.cat) ? fact.cat : null,
         flag: null,
         decisive: false
@@ -296,7 +464,11 @@ export function factsByObject(
     grouped.push({ expr: name, type: '', entry: null, rows: [row] });
   }
   const normalized = texts.map(normalize);
-  markDecisive(scored, normalized);
+  if (crash) {
+    markObserved(scored, crash);
+  } else {
+    markDecisive(scored, normalized.map(withoutLines));
+  }
   const groups: IObjectFacts[] = grouped.map(g => ({
     expr: g.expr,
     type: g.type,
@@ -309,6 +481,26 @@ export function factsByObject(
   return decisiveFirst(groups);
 }
 
+/** Types a reader knows by another name. */
+const TYPE_WORDS: { [type: string]: string } = {
+  'numpy.ndarray': 'NumPy array',
+  'pandas.DataFrame': 'pandas DataFrame',
+  'pandas.Series': 'pandas Series'
+};
+
+/**
+ * A type in a few words: "NumPy array", "sklearn RandomForestClassifier" for
+ * `sklearn.ensemble._forest.RandomForestClassifier` (the library and the class; the module path
+ * between them says nothing to a reader and makes the header too long for the panel).
+ */
+export function typeWords(type: string): string {
+  if (TYPE_WORDS[type]) {
+    return TYPE_WORDS[type];
+  }
+  const parts = type.split('.');
+  return parts.length > 1 ? `${parts[0]} ${parts[parts.length - 1]}` : type;
+}
+
 /** The decisive rows of all groups, in display order. */
 export function decisiveRows(groups: readonly IObjectFacts[]): IFactRow[] {
   return ([] as IFactRow[]).concat(
@@ -318,7 +510,43 @@ export function decisiveRows(groups: readonly IObjectFacts[]): IFactRow[] {
 
 /** The facts of a server answer, grouped (see `factsByObject`). */
 export function factsOf(result: IAnalyzeResult | undefined): IObjectFacts[] {
-  return result ? factsByObject(runtimeOf(result), decidingTexts(result)) : [];
+  return result
+    ? factsByObject(
+        runtimeOf(result),
+        decidingTexts(result),
+        2,
+        crashText(result)
+      )
+    : [];
+}
+
+/**
+ * The close matches the probe found for what `cause` names and the kernel lacks: `['Age']` for
+ * "KeyError: 'Agee'" when `df['Agee']` is missing and `Age` is a column. The probe puts them in a
+ * `close` fact; they belong in the cause ("Did you mean 'Age'?"), where the user reads.
+ */
+export function closeMatches(
+  result: IAnalyzeResult | undefined,
+  cause: string
+): string[] {
+  const runtime = runtimeOf(result);
+  const text = normalize(cause);
+  const found: string[] = [];
+  const visit = (entry: IRuntimeEntry, parent: string | null): void => {
+    const close = entry.facts?.find(f => f.key === 'close')?.value;
+    const target: ITarget = {
+      expr: entry.expr,
+      label: labelOf(normalize(entry.expr), true),
+      parent,
+      flagged: true
+    };
+    if (entry.missing && Array.isArray(close) && namesEntry(text, target)) {
+      found.push(...close.filter((c): c is string => typeof c === 'string'));
+    }
+    (entry.children ?? []).forEach(child => visit(child, entry.expr));
+  };
+  (runtime?.objects ?? []).forEach(entry => visit(entry, null));
+  return [...new Set(found)].slice(0, 3);
 }
 
 /** Stable partition: decisive items first. */

@@ -4,12 +4,12 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 
 import { describeText } from './badge';
 import { describeCell } from './levels';
-import { cellView, isFreshWarning } from './verdict';
+import { asksBeforeRun, cellView } from './verdict';
 import type { NotebookWatcher } from './watcher';
 
 /**
- * The cells about to run (the selection, or the active cell) that will or may crash, by a fresh
- * verdict.
+ * The cells about to run (the selection, or the active cell) whose last verdict for their text
+ * warns of a crash: fresh, outdated or being re-checked alike.
  */
 export function crashingCells(watcher: NotebookWatcher): Cell[] {
   const notebook = watcher.panel.content;
@@ -17,7 +17,7 @@ export function crashingCells(watcher: NotebookWatcher): Cell[] {
     cell =>
       cell.model.type === 'code' &&
       notebook.isSelectedOrActive(cell) &&
-      isFreshWarning(
+      asksBeforeRun(
         watcher.recordOf(cell),
         cell.model.sharedModel.getSource(),
         watcher.checks.epoch
@@ -43,6 +43,14 @@ export async function confirmRun(
     );
     return describeCell(trans, view, record);
   });
+  const texts = descriptions.map(d =>
+    d.stale
+      ? trans.__(
+          '%1 (checked before the kernel changed)',
+          describeText(trans, d)
+        )
+      : describeText(trans, d)
+  );
   const certain = descriptions.every(d => d.state === 'will-crash');
   const possible = descriptions.every(d => d.state === 'may-crash');
   const title =
@@ -56,9 +64,7 @@ export async function confirmRun(
           ? trans.__('%1 cells may crash', cells.length)
           : trans.__('%1 cells will or may crash', cells.length);
   const body =
-    descriptions.length === 1
-      ? describeText(trans, descriptions[0])
-      : descriptions.map(d => '• ' + describeText(trans, d)).join('\n');
+    texts.length === 1 ? texts[0] : texts.map(t => '• ' + t).join('\n');
   const result = await showDialog({
     title,
     body,

@@ -10,6 +10,7 @@ import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import type { PartialJSONObject } from '@lumino/coreutils';
 import { JSONExt } from '@lumino/coreutils';
 
+import { keepModeOnBadges, revealKeepingFocus } from './focus';
 import { craneIcon, observedIcon } from './icons';
 import { requestAPI } from './request';
 // The settings, the sidebar and the watcher are needed at activation (the schema transform, the
@@ -171,8 +172,11 @@ const plugin: JupyterFrontEndPlugin<ICraneVerdicts> = {
     app.commands.addCommand(CommandIDs.openSidebar, {
       label: trans.__('Show Crash Prediction Panel'),
       describedBy: { args: { type: 'object', properties: {} } },
-      execute: () => app.shell.activateById(sidebar.id)
+      // Shown beside the notebook without taking its focus: a badge clicked while typing opens it.
+      execute: () =>
+        revealKeepingFocus(() => app.shell.activateById(sidebar.id))
     });
+    keepModeOnBadges(app.shell.node);
 
     // The guard is a command of our own, bound to Shift-Enter only while the notebook carries the
     // `jp-Crane-guarded` class (schema/plugin.json): no core command is wrapped or replaced, and with

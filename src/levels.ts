@@ -4,10 +4,10 @@
  *
  * - **will crash**: certain. An observed crash in a trial run, a syntax error, or a deterministic check;
  *   or a crash seen in a *quick* trial (long loops cut to their first iterations) that does not depend
- *   on how many iterations ran: "Will crash — seen in a quick trial, loops cut to their first 2
- *   iterations", its own words beside the full trial's.
+ *   on how many iterations ran: "Will crash (seen in a quick trial, loops cut to their first 2
+ *   iterations; the crash does not depend on how many ran)", its own words beside the full trial's.
  * - **may crash**: the model's prediction, with its vote split; or a crash seen in a quick trial that may
- *   depend on how many iterations ran ("May crash — seen in a quick trial ...").
+ *   depend on how many iterations ran ("May crash (seen in a quick trial ...)").
  * - **no crash found**: with what was tried (checks, the model, a trial run that finished).
  * After a real run: **confirmed** (it crashed as warned) and **missed** (it crashed, nothing warned).
  */
@@ -19,6 +19,7 @@ import type {
   ITrialOutcome,
   IVerdict
 } from './api';
+import { closeMatches } from './facts';
 import { runtimeOf } from './probe';
 import type { ICheckRecord, IRunOutcome } from './tokens';
 
@@ -54,6 +55,8 @@ export interface IAssessment {
   /** A trial run that could not conclude (blocked, timed out, ...): the verdict fell back to the
    * checks and the model. */
   trialFallback: ITrialOutcome | null;
+  /** An observed crash's whole message, when `cause` gives only its headline. */
+  fullMessage?: string;
 }
 
 /** Whether a trial cut a loop short (a quick trial): what ran is not the whole cell. */
@@ -116,8 +119,12 @@ export function assess(result: IAnalyzeResult): IAssessment | null {
     (verdict.source === 'trial' || isQuick(verdict.source)) &&
     trial?.status === 'crashed'
   ) {
-    out.cause = observedCause(trial);
+    out.cause = observedHeadline(trial);
     out.line = trial.line;
+    const whole = observedCause(trial);
+    if (whole.replace(/\s+/g, ' ').trim() !== out.cause) {
+      out.fullMessage = whole;
+    }
   } else if (
     (verdict.source === 'checks' || verdict.source === 'syntax') &&
     verdict.findings.length
@@ -145,6 +152,28 @@ export function assess(result: IAnalyzeResult): IAssessment | null {
 export function observedCause(trial: ITrialOutcome): string {
   const exception = trial.exception ?? 'Exception';
   return trial.message ? `${exception}: ${trial.message}` : exception;
+}
+
+/**
+ * An observed crash in one line, as a badge shows it: the exception and its message's first paragraph,
+ * past a wrapper paragraph that only says where it was raised (Keras: "Exception encountered when
+ * calling Sequential.call()."), at most `max` characters.
+ */
+export function observedHeadline(trial: ITrialOutcome, max = 300): string {
+  const exception = trial.exception ?? 'Exception';
+  const paragraphs = (trial.message ?? '')
+    .split(/\n\s*\n/)
+    .map(p => p.replace(/\s+/g, ' ').trim())
+    .filter(Boolean);
+  const wrapper = /^Exception encountered when calling [\w.]+(\(\))?\.?$/;
+  const head =
+    paragraphs.length > 1 && wrapper.test(paragraphs[0])
+      ? paragraphs[1]
+      : (paragraphs[0] ?? '');
+  const text = head ? `${exception}: ${head}` : exception;
+  return text.length > max
+    ? text.slice(0, max - 1).replace(/\s+$/, '') + '…'
+    : text;
 }
 
 /** Names, attributes, keys and columns the cell reads that the kernel does not have. */
@@ -201,6 +230,8 @@ export function stateLabel(trans: TranslationBundle, state: CellState): string {
       return trans.__('Crashed as warned');
     case 'missed':
       return trans.__('Crashed without a warning');
+    case 'passed':
+      return trans.__('Ran without an error');
     case 'checking':
       return trans.__('Checking for crashes…');
     case 'busy':
@@ -248,9 +279,8 @@ function deciderLabel(
     case 'checks':
       return trans.__('certain: deterministic check');
     case 'quick':
-      return trans.__('it does not depend on how many iterations ran');
     case 'quick_may':
-      return trans.__('it may depend on how many iterations ran');
+      return quickBasis(trans, assessment.level, null);
     case 'llm':
       return assessment.votes
         ? trans.__(
@@ -285,20 +315,26 @@ export function triedLabel(trans: TranslationBundle, tried: Tried[]): string {
   return trans.__('tried: %1', list);
 }
 
-/** "Will crash — seen in a quick trial, loops cut to their first 2 iterations": the level of a crash
- * seen in a quick trial, apart from a full trial's. */
-export function quickLabel(
+/** "seen in a quick trial, loops cut to their first 2 iterations; the crash does not depend on how many
+ * ran": who decided a crash seen in a quick trial, with what the cut means for it, in one clause (a
+ * qualifier alone, "it does not depend on ...", would not say what "it" is). `k` null: not known. */
+export function quickBasis(
   trans: TranslationBundle,
   level: Level,
-  k: number
+  k: number | null
 ): string {
-  const cut =
-    k === 1
-      ? trans.__('loops cut to their first iteration')
-      : trans.__('loops cut to their first %1 iterations', k);
+  const seen =
+    k === null
+      ? trans.__('seen in a quick trial, loops cut short')
+      : k === 1
+        ? trans.__('seen in a quick trial, loops cut to their first iteration')
+        : trans.__(
+            'seen in a quick trial, loops cut to their first %1 iterations',
+            k
+          );
   return level === 'will-crash'
-    ? trans.__('Will crash — seen in a quick trial, %1', cut)
-    : trans.__('May crash — seen in a quick trial, %1', cut);
+    ? trans.__('%1; the crash does not depend on how many ran', seen)
+    : trans.__('%1; the crash may depend on how many ran', seen);
 }
 
 /** What a shortened run or a timed-out one got through: "the first 2 iterations of its loops ran
@@ -430,6 +466,33 @@ export function trialFallbackText(
   return `${why}${far} ${by}`;
 }
 
+/**
+ * The cause of an assessment as the user reads it: with "Did you mean 'Age'?" when it names a key,
+ * column, attribute or file the kernel lacks and the probe found close matches.
+ */
+export function causeText(
+  trans: TranslationBundle,
+  assessment: Pick<IAssessment, 'cause'>,
+  result: IAnalyzeResult | undefined
+): string {
+  const cause = assessment.cause;
+  const close = closeMatches(result, cause);
+  if (!close.length || /did you mean/i.test(cause)) {
+    return cause;
+  }
+  const quoted = close.map(c => `'${c}'`);
+  const options =
+    quoted.length > 1
+      ? trans.__(
+          '%1 or %2',
+          quoted.slice(0, -1).join(', '),
+          quoted[quoted.length - 1]
+        )
+      : quoted[0];
+  const sentence = /[.!?…]$/.test(cause) ? cause : `${cause}.`;
+  return trans.__('%1 Did you mean %2?', sentence, options);
+}
+
 /** A run's exception, as the traceback's last line says it. */
 export function runCause(outcome: IRunOutcome): string {
   return outcome.evalue ? `${outcome.ename}: ${outcome.evalue}` : outcome.ename;
@@ -471,10 +534,11 @@ export function describeCell(
     case 'missed':
       if (record?.run) {
         out.cause = firstSentence(runCause(record.run));
+        // "Crashed as warned" needs no reason; a missed crash says what the check had said.
         out.basis =
-          view.state === 'confirmed'
-            ? trans.__('the run raised the crash')
-            : trans.__('the check had found no crash');
+          view.state === 'missed'
+            ? trans.__('the check had found no crash')
+            : '';
       }
       break;
     case 'will-crash':
@@ -484,17 +548,13 @@ export function describeCell(
       if (!assessment) {
         break;
       }
-      out.basis = basisLabel(trans, assessment, result?.status === 'no_model');
-      if (isQuick(assessment.basis) && assessment.level !== 'no-crash') {
-        out.label = quickLabel(
-          trans,
-          assessment.level,
-          result?.trial?.quick?.k ?? 0
-        );
-      }
+      out.basis =
+        isQuick(assessment.basis) && assessment.level !== 'no-crash'
+          ? quickBasis(trans, assessment.level, result?.trial?.quick?.k ?? null)
+          : basisLabel(trans, assessment, result?.status === 'no_model');
       out.line = assessment.line;
       if (assessment.level !== 'no-crash') {
-        out.cause = assessment.cause;
+        out.cause = causeText(trans, assessment, result);
       } else if (assessment.notes.length) {
         out.cause = trans.__(
           'Note: the kernel has no %1 (the cell may define it).',

@@ -2,8 +2,8 @@ import type { IDisposable } from '@lumino/disposable';
 import type { ISignal } from '@lumino/signaling';
 import { Signal } from '@lumino/signaling';
 
-import type { ICellChecks, ICheckRecord } from './tokens';
-import { pushHistory } from './verdict';
+import type { ICellChecks, ICheckRecord, IPending } from './tokens';
+import { overrules, pushHistory, warns } from './verdict';
 
 /**
  * The verdict state of one notebook: the last check of each cell, a short history, and the kernel
@@ -41,13 +41,103 @@ export class CellChecks implements ICellChecks, IDisposable {
     return [...this._records.keys()];
   }
 
-  /** Store the latest record of a cell; finished checks also enter the history. */
+  /**
+   * Store the latest record of a cell as it is (a failure to start, a run's outcome, an earlier
+   * record restored); finished checks also enter the history, clean runs do not.
+   */
   set(record: ICheckRecord): void {
     this._records.set(record.cellId, record);
-    if (record.phase === 'done' || record.phase === 'failed') {
+    if (warns(record)) {
+      this._warnings.set(record.cellId, record);
+    } else if (
+      record.run?.kind === 'passed' &&
+      this._warnings.get(record.cellId)?.source === record.source
+    ) {
+      this._warnings.delete(record.cellId); // it ran without an error: no warning to come back to
+    }
+    if (
+      (record.phase === 'done' || record.phase === 'failed') &&
+      record.run?.kind !== 'passed'
+    ) {
       this._history = pushHistory(this._history, record);
     }
     this._changed.emit(record.cellId);
+  }
+
+  /**
+   * The verdict that stands for `source` in a cell: the record shown when it is a finished check or
+   * a run of that text, else the cell's last warning when it was for that text (the user typed and
+   * came back to it).
+   */
+  standing(cellId: string, source: string): ICheckRecord | undefined {
+    const shown = this._records.get(cellId);
+    if (shown?.source === source && (shown.phase === 'done' || shown.run)) {
+      return shown;
+    }
+    const warning = this._warnings.get(cellId);
+    return warning?.source === source ? warning : undefined;
+  }
+
+  /**
+   * A check started (`record.phase` checking or busy). A verdict standing for that very text stays
+   * on display, marked with what is in flight, so no warning disappears while a check runs.
+   */
+  begin(record: ICheckRecord, what: IPending['what']): void {
+    const standing = this.standing(record.cellId, record.source);
+    this._records.set(
+      record.cellId,
+      standing
+        ? {
+            ...standing,
+            pending: { what, epoch: record.epoch, tier: record.tier }
+          }
+        : record
+    );
+    this._changed.emit(record.cellId);
+  }
+
+  /**
+   * A check finished (`record.phase` done or failed). It replaces the verdict standing for its text
+   * unless that is a warning or a run's outcome it cannot overrule (see `overrules`, e.g. an answer
+   * that was outdated by the run when it arrived): then that stays, a warning marked as re-checked
+   * (so the same check is not asked again). Returns whether `record` is now
+   * the cell's record.
+   */
+  finish(record: ICheckRecord): boolean {
+    const standing = this.standing(record.cellId, record.source);
+    if (
+      standing &&
+      (warns(standing) || standing.run) &&
+      !overrules(record, standing, this._epoch)
+    ) {
+      this._records.set(record.cellId, {
+        ...standing,
+        pending: undefined,
+        ...(warns(standing)
+          ? { rechecked: { epoch: record.epoch, tier: record.tier ?? 'full' } }
+          : {})
+      });
+      this._changed.emit(record.cellId);
+      return false;
+    }
+    if (
+      !warns(record) &&
+      this._warnings.get(record.cellId)?.source === record.source
+    ) {
+      this._warnings.delete(record.cellId);
+    }
+    this.set(record);
+    return true;
+  }
+
+  /** Forget the clean runs (the kernel restarted: those cells are worth checking again). */
+  dropPassed(): void {
+    for (const [cellId, record] of this._records) {
+      if (record.run?.kind === 'passed') {
+        this._records.delete(cellId);
+        this._changed.emit(cellId);
+      }
+    }
   }
 
   /** The cell has no current verdict (its text is still being typed); its history stays. */
@@ -59,6 +149,7 @@ export class CellChecks implements ICellChecks, IDisposable {
 
   /** Forget a cell (deleted from the notebook). */
   delete(cellId: string): void {
+    this._warnings.delete(cellId);
     if (this._records.delete(cellId)) {
       this._history = this._history.filter(r => r.cellId !== cellId);
       this._changed.emit(cellId);
@@ -77,11 +168,14 @@ export class CellChecks implements ICellChecks, IDisposable {
     }
     this._isDisposed = true;
     this._records.clear();
+    this._warnings.clear();
     this._history = [];
     Signal.clearData(this);
   }
 
   private _records = new Map<string, ICheckRecord>();
+  /** The last warning of each cell, until a check of its text overrules it. */
+  private _warnings = new Map<string, ICheckRecord>();
   private _history: ICheckRecord[] = [];
   private _epoch = 0;
   private _isDisposed = false;

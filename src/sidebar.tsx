@@ -8,6 +8,7 @@ import { craneIcon } from './icons';
 import { describeCell } from './levels';
 import type { CraneSettings } from './settings';
 import type { ISessionFigures } from './stats';
+import { currencyNote } from './badge';
 import { cellView } from './verdict';
 import type { CraneWatcher, NotebookWatcher } from './watcher';
 
@@ -262,12 +263,8 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
             )}
           </div>
         </div>
-        {view.stale && (
-          <p className="jp-Crane-stale">
-            {trans.__(
-              'Outdated: the cell or the kernel changed since this check.'
-            )}
-          </p>
+        {currencyNote(trans, view) && (
+          <p className="jp-Crane-stale">{currencyNote(trans, view)}</p>
         )}
         <p className="jp-Crane-hint jp-Crane-trial-mode">
           {trialModeText(trans, settings)}
@@ -278,6 +275,7 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
           view={view}
           source={source}
           serverCategories={settings.server?.categories ?? 'SRV'}
+          onApplyFix={fix => watcher.applyFix(cell.model.id, fix)}
         />
       </section>
     );

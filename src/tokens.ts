@@ -28,15 +28,32 @@ export interface ICraneSettings {
 /** Lifecycle of one check of one cell. */
 export type CheckPhase = 'checking' | 'done' | 'busy' | 'failed';
 
-/** What happened when the user ran a cell that had been checked with the same text. */
+/** What happened when the user ran a cell's text. */
 export interface IRunOutcome {
-  /** confirmed: it crashed as warned; missed: it crashed though the check found no crash. */
-  kind: 'confirmed' | 'missed';
-  /** The exception's class name and message, from the kernel's error message. */
+  /**
+   * confirmed: it crashed as warned; missed: it crashed though the check found no crash; passed: it
+   * ran without an error (the cell is not checked again on focus until its text or kernel changes).
+   */
+  kind: 'confirmed' | 'missed' | 'passed';
+  /** The exception's class name and message, from the kernel's error message ('' when passed). */
   ename: string;
   evalue: string;
   /** When the run ended (ms since the epoch). */
   at: number;
+}
+
+/**
+ * A check of the shown verdict's very text in flight: the verdict stays on display (and the guard
+ * keeps asking on a warning) until the answer replaces it. `recheck`: checking again (the kernel
+ * changed); `trial` / `model`: the full check follows the checks' first answer; `busy`: waiting for
+ * user code to finish.
+ */
+export interface IPending {
+  what: 'recheck' | 'trial' | 'model' | 'busy';
+  /** Kernel epoch when it started. */
+  epoch: number;
+  /** The tier asked for (see `ICheckRecord.tier`). */
+  tier?: 'checks' | 'full';
 }
 
 /** What is known about the last check of one cell. */
@@ -53,8 +70,16 @@ export interface ICheckRecord {
   result?: IAnalyzeResult;
   /** A request failure (network, HTTP), with the server's message. */
   error?: string;
-  /** The user ran this very text afterwards and it crashed. */
+  /** The user ran this very text afterwards. */
   run?: IRunOutcome;
+  /** `checks`: the first answer, from the probe and the checks alone (the full one follows). */
+  tier?: 'checks' | 'full';
+  pending?: IPending;
+  /**
+   * A warning kept although a later check of the same text did not warn: that check (of `tier`, at
+   * kernel `epoch`) could not overrule it (it failed, or lacked the evidence that made the warning).
+   */
+  rechecked?: { epoch: number; tier: 'checks' | 'full' };
 }
 
 /** Per-notebook verdict state, shared by the badges, the sidebar and the guard. */

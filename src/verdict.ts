@@ -2,15 +2,24 @@
  * Pure functions over check records and server answers: what a cell shows, the staleness rule, the
  * request settings, the history. Unit-tested without a browser.
  */
-import type { IAnalyzeSettings } from './api';
+import type { IAnalyzeSettings, IFix } from './api';
 import type { CellState } from './levels';
 import { assess } from './levels';
-import type { ICheckRecord, ICraneSettings, IServerConfig } from './tokens';
+import type {
+  ICheckRecord,
+  ICraneSettings,
+  IPending,
+  IServerConfig
+} from './tokens';
 
 /** What a cell shows, and whether the verdict no longer matches the cell or the kernel. */
 export interface ICellView {
   state: CellState;
   stale: boolean;
+  /** A check of this very text is in flight; the state shown is the verdict it may replace. */
+  pending?: IPending['what'];
+  /** A warning a later full check could neither confirm nor clear (see `ICheckRecord.rechecked`). */
+  unresolved?: boolean;
 }
 
 /**
@@ -35,9 +44,17 @@ export function cellView(
   if (!record) {
     return { state: 'none', stale: false };
   }
-  if (record.run && record.source === source) {
+  const same = record.source === source;
+  const extra: Pick<ICellView, 'pending' | 'unresolved'> = {};
+  if (same && record.pending) {
+    extra.pending = record.pending.what;
+  }
+  if (record.rechecked?.tier === 'full') {
+    extra.unresolved = true;
+  }
+  if (record.run && same) {
     // The run's traceback is the truth about this text: not outdated by the run that produced it.
-    return { state: record.run.kind, stale: false };
+    return { state: record.run.kind, stale: false, ...extra };
   }
   const stale = isStale(record, source, epoch);
   switch (record.phase) {
@@ -46,10 +63,91 @@ export function cellView(
     case 'busy':
       return { state: 'busy', stale };
     case 'failed':
-      return { state: 'error', stale };
+      return { state: 'error', stale, ...extra };
   }
   const assessment = record.result ? assess(record.result) : null;
-  return { state: assessment ? assessment.level : 'error', stale };
+  return { state: assessment ? assessment.level : 'error', stale, ...extra };
+}
+
+/**
+ * The fix offered for the cell's current text: the server's verified edit (a trial ran it without an
+ * error), while the warning it fixes is shown for that very text. Null otherwise.
+ */
+export function offeredFix(
+  record: ICheckRecord | undefined,
+  source: string
+): IFix | null {
+  if (!record || record.source !== source || record.run) {
+    return null;
+  }
+  return (warns(record) && record.result?.fixes?.[0]) || null;
+}
+
+/** Whether a record holds a warning (will or may crash) for its text, or a crash a run confirmed. */
+export function warns(record: ICheckRecord): boolean {
+  if (record.run) {
+    return record.run.kind !== 'passed';
+  }
+  const assessment =
+    record.phase === 'done' && record.result ? assess(record.result) : null;
+  return !!assessment && isWarning(assessment.level);
+}
+
+/**
+ * How strong the evidence of a finished check is: 3 a trial run (a crash seen, or the whole cell
+ * run to its end), 2 the deterministic checks (a certain crash, or a full check that found none),
+ * 1 the model's prediction.
+ */
+function evidence(record: ICheckRecord): number {
+  const assessment = record.result ? assess(record.result) : null;
+  if (!assessment) {
+    return 0;
+  }
+  if (assessment.level === 'no-crash') {
+    return assessment.tried.includes('trial') ? 3 : 2;
+  }
+  switch (assessment.basis) {
+    case 'trial':
+    case 'quick':
+    case 'quick_may':
+      return 3;
+    case 'llm':
+      return 1;
+    default:
+      return 2;
+  }
+}
+
+/**
+ * Whether `answer`, a check of the same text as `standing` (a warning, or a run's outcome), may
+ * replace it; `epoch` is the kernel's now. A warning is never lost to weaker evidence: it gives way
+ * to a newer warning, or to a no-crash verdict of the current kernel state from a full check whose
+ * evidence is at least as strong (a trial that ran the cell to its end overrules a crash seen in a
+ * trial; the checks overrule the checks and the model). A run's outcome gives way only to a check
+ * of the kernel state after it.
+ */
+export function overrules(
+  answer: ICheckRecord,
+  standing: ICheckRecord,
+  epoch: number
+): boolean {
+  if (answer.phase !== 'done' || !answer.result || !assess(answer.result)) {
+    return false;
+  }
+  if (answer.epoch < standing.epoch) {
+    return false;
+  }
+  if (standing.run) {
+    return answer.epoch === epoch;
+  }
+  if (warns(answer)) {
+    return true;
+  }
+  return (
+    answer.epoch === epoch &&
+    answer.tier !== 'checks' &&
+    evidence(answer) >= evidence(standing)
+  );
 }
 
 /** Whether the record warns of a crash (will or may crash). */
@@ -58,16 +156,19 @@ export function isWarning(state: CellState): boolean {
 }
 
 /**
- * Whether running the cell now should ask for confirmation: it will or may crash, and the verdict
- * is fresh.
+ * Whether running the cell now should ask for confirmation: its last verdict for this very text
+ * says it will or may crash, even when the kernel changed since or a re-check is in flight (a
+ * warning only goes away when a check overrules it, see `overrules`).
  */
-export function isFreshWarning(
+export function asksBeforeRun(
   record: ICheckRecord | undefined,
   source: string,
   epoch: number
 ): boolean {
-  const view = cellView(record, source, epoch);
-  return isWarning(view.state) && !view.stale;
+  return (
+    record?.source === source &&
+    isWarning(cellView(record, source, epoch).state)
+  );
 }
 
 /** The enabled fact categories, in canonical order (e.g. `"SR"`). */
@@ -149,6 +250,9 @@ export function pushHistory(
   record: ICheckRecord,
   max = 12
 ): ICheckRecord[] {
+  if (record.pending) {
+    record = { ...record, pending: undefined };
+  }
   const rest = history.filter(
     r => !(r.cellId === record.cellId && r.source === record.source)
   );

@@ -20,7 +20,12 @@ import type { ISignal } from '@lumino/signaling';
 import { Signal } from '@lumino/signaling';
 import type { Widget } from '@lumino/widgets';
 
-import type { IAnalyzeRequest, IAnalyzeResult, IStatusReply } from './api';
+import type {
+  IAnalyzeRequest,
+  IAnalyzeResult,
+  IFix,
+  IStatusReply
+} from './api';
 import { BadgeLayer } from './badges';
 import type { IRunEnd, IRunStart } from './kernel';
 import { KernelActivity } from './kernel';
@@ -31,7 +36,13 @@ import { Debouncer, Generations } from './schedule';
 import type { CraneSettings } from './settings';
 import { SessionStats } from './stats';
 import type { ICellChecks, ICheckRecord, ICraneVerdicts } from './tokens';
-import { cellView, isStale, isWarning, requestPlan } from './verdict';
+import { cellView, isWarning, offeredFix, requestPlan } from './verdict';
+
+/**
+ * How long a cell's text must stay unchanged before its full check (the trial run, the model) starts
+ * and a syntax error is said: the checks' first answer comes after the shorter `delay`.
+ */
+export const SETTLE_MS = 1000;
 
 /** Class on the notebook node while the crash guard is on; the guarded Shift-Enter binds to it. */
 export const GUARDED_CLASS = 'jp-Crane-guarded';
@@ -100,18 +111,23 @@ export class NotebookWatcher implements IDisposable {
       () => this._onQuiet(),
       _options.settings.current.delay
     );
+    this._settle = new Debouncer(
+      () => this._onSettled(),
+      Math.max(_options.settings.current.delay, SETTLE_MS)
+    );
     const notebook = panel.content;
     this._badges = new BadgeLayer(
       notebook,
       this.checks,
       _options.trans,
-      _options.openSidebar
+      _options.openSidebar,
+      (cellId, fix) => this.applyFix(cellId, fix)
     );
     this._kernel = new KernelActivity(panel.sessionContext);
     this._kernel.runStarted.connect(this._onRunStarted, this);
     this._kernel.runFinished.connect(this._onRunFinished, this);
     this._kernel.reset.connect(this._onKernelReset, this);
-    this._kernel.idle.connect(this._schedule, this);
+    this._kernel.idle.connect(this._onIdle, this);
     notebook.activeCellChanged.connect(this._onActiveCellChanged, this);
     notebook.modelChanged.connect(this._onModelChanged, this);
     this._onModelChanged(notebook);
@@ -147,6 +163,24 @@ export class NotebookWatcher implements IDisposable {
     return this.checks.get(cell.model.id);
   }
 
+  /**
+   * Replace a cell's text with a verified fix, in one undo step, when the cell still holds the text
+   * the fix was made for; the new text is then checked as any edit is. Returns whether it applied.
+   */
+  applyFix(cellId: string, fix: IFix): boolean {
+    const cell = this.panel.content.widgets.find(c => c.model.id === cellId);
+    const source = cell?.model.sharedModel.getSource();
+    if (
+      !cell ||
+      source === undefined ||
+      !offeredFix(this.checks.get(cellId), source)
+    ) {
+      return false;
+    }
+    cell.model.sharedModel.setSource(fix.source);
+    return true;
+  }
+
   /** Make the cell with `cellId` the active cell and scroll to it (a history entry was clicked). */
   async reveal(cellId: string): Promise<void> {
     const notebook = this.panel.content;
@@ -160,9 +194,15 @@ export class NotebookWatcher implements IDisposable {
   /**
    * Check `cell` now; with `trial`, also run it in a sandboxed fork of the kernel (the "Trial-Run
    * Cell" command); with `typing`, as the automatic check after a pause (code still being typed gets
-   * no verdict). Resolves when the answer is in (or dropped); never rejects.
+   * no verdict, and a syntax error waits until the text settled); `tier` "checks" asks for the
+   * checks' quick first answer only. Resolves when the answer is in (or dropped); never rejects.
    */
-  async check(cell: Cell, trial = false, typing = false): Promise<void> {
+  async check(
+    cell: Cell,
+    trial = false,
+    typing = false,
+    tier: 'checks' | 'full' = 'full'
+  ): Promise<void> {
     if (this._isDisposed || cell.model.type !== 'code') {
       return;
     }
@@ -181,7 +221,8 @@ export class NotebookWatcher implements IDisposable {
       source,
       epoch: this.checks.epoch,
       startedAt: Date.now(),
-      sent: plan.settings
+      sent: plan.settings,
+      tier
     };
     if (!kernel) {
       this.checks.set({
@@ -193,13 +234,14 @@ export class NotebookWatcher implements IDisposable {
     }
     const generation = this._generations.next(cellId);
     const previous = this.checks.get(cellId);
-    this.checks.set({ ...base, phase: 'checking' });
+    this.checks.begin({ ...base, phase: 'checking' }, this._pendingWhat(cell));
     const body: IAnalyzeRequest = {
       kernel_id: kernel.id,
       source,
       cell_id: cellId,
       settings: plan.settings,
-      ...(typing ? { typing: true } : {})
+      ...(typing ? { typing: true } : {}),
+      ...(tier === 'checks' ? { tier } : {})
     };
     try {
       const answer = await requestAPI<IAnalyzeResult | IStatusReply>(
@@ -214,24 +256,26 @@ export class NotebookWatcher implements IDisposable {
         this._restore(cellId, previous);
         return;
       }
-      if (answer.status === 'incomplete') {
+      const result = answer as IAnalyzeResult;
+      if (
+        answer.status === 'incomplete' ||
+        (typing &&
+          result.verdict?.source === 'syntax' &&
+          Date.now() - this._lastEdit < SETTLE_MS)
+      ) {
         // Half-typed code: no verdict, no badge, no new entry in the history (the next pause asks
-        // again); the cell's earlier entries stay.
+        // again); the cell's earlier entries stay. A syntax error is said once the text settled.
         this.checks.clear(cellId);
         return;
       }
-      this._finished({
-        ...base,
-        phase: 'done',
-        result: answer as IAnalyzeResult
-      });
+      this._finished({ ...base, phase: 'done', result });
     } catch (error) {
       if (!this._isCurrent(cellId, generation)) {
         return;
       }
       if (error instanceof CraneRequestError && error.status === 409) {
         // User code is running: check again once the kernel is idle.
-        this.checks.set({ ...base, phase: 'busy' });
+        this.checks.begin({ ...base, phase: 'busy' }, 'busy');
         return;
       }
       const message =
@@ -246,6 +290,7 @@ export class NotebookWatcher implements IDisposable {
     }
     this._isDisposed = true;
     this._debouncer.cancel();
+    this._settle.cancel();
     this._setActive(null);
     this._cells?.changed.disconnect(this._onCellsChanged, this);
     this._kernel.dispose();
@@ -262,7 +307,7 @@ export class NotebookWatcher implements IDisposable {
 
   private _restore(cellId: string, previous: ICheckRecord | undefined): void {
     if (previous) {
-      this.checks.set(previous);
+      this.checks.set({ ...previous, pending: undefined });
     } else {
       this.checks.delete(cellId);
     }
@@ -273,10 +318,10 @@ export class NotebookWatcher implements IDisposable {
 
   /** A check finished: store it, count it, and remember a warning until the user acts on it. */
   private _finished(record: ICheckRecord): void {
-    this.checks.set(record);
+    const shown = this.checks.finish(record);
     this.stats.checked();
     const assessment = record.result ? assess(record.result) : null;
-    if (assessment && isWarning(assessment.level)) {
+    if (shown && assessment && isWarning(assessment.level)) {
       this.stats.warned(
         record.cellId,
         record.source,
@@ -348,27 +393,62 @@ export class NotebookWatcher implements IDisposable {
   }
 
   private _onActiveContent(): void {
+    this._lastEdit = Date.now();
     this._schedule();
   }
 
-  /** Restart the quiet period if the active cell needs a verdict. */
-  private _schedule(): void {
-    if (
-      this._isDisposed ||
-      !this._options.settings.current.autoCheck ||
-      this._needsCheck() === null
-    ) {
-      this._debouncer.cancel();
-      return;
+  /**
+   * (Re)start the quiet periods of the checks the active cell still needs; with `restart` false
+   * (the kernel went idle, maybe after our own probe), leave a quiet period already running alone.
+   */
+  private _schedule(restart = true): void {
+    const auto = !this._isDisposed && this._options.settings.current.autoCheck;
+    for (const [timer, tier] of [
+      [this._debouncer, 'checks'],
+      [this._settle, 'full']
+    ] as const) {
+      if (!auto || !this._needsCheck(tier)) {
+        timer.cancel();
+      } else if (restart || !timer.pending) {
+        timer.trigger();
+      }
     }
-    this._debouncer.trigger();
+  }
+
+  private _onIdle(): void {
+    this._schedule(false);
+  }
+
+  /** What a second tier adds to the checks' first answer: a trial run, the model, or nothing. */
+  private _fullAdds(): { trial: boolean; model: boolean } {
+    const settings = this._options.settings;
+    const config = settings.server;
+    const plan = requestPlan(settings.current, settings.explicit, config);
+    return {
+      trial:
+        config?.trial_available !== false &&
+        (plan.settings.trial ?? config?.trial === 'auto'),
+      model: !!(plan.settings.model ?? config?.model)
+    };
+  }
+
+  /** What a check of `cell` starting now adds to the verdict standing for its text. */
+  private _pendingWhat(cell: Cell): 'recheck' | 'trial' | 'model' {
+    const source = cell.model.sharedModel.getSource();
+    const standing = this.checks.standing(cell.model.id, source);
+    if (standing?.tier !== 'checks' || standing.epoch !== this.checks.epoch) {
+      return 'recheck';
+    }
+    return this._fullAdds().trial ? 'trial' : 'model';
   }
 
   /**
-   * The active code cell if it has text and no fresh verdict (nor a check in flight for it). A cell
-   * whose text ran and crashed is not checked again: its traceback says more than a prediction.
+   * The active code cell if it has text and lacks a verdict of `tier` for its text and the kernel's
+   * state, with no check in flight for it. A cell whose text ran is not checked again (its outcome
+   * says more than a prediction) until its text or the kernel's session changes; nor is a warning
+   * that a check of this kernel state already failed to clear.
    */
-  private _needsCheck(): CodeCell | null {
+  private _needsCheck(tier: 'checks' | 'full'): CodeCell | null {
     const cell = this.activeCodeCell;
     if (!cell) {
       return null;
@@ -377,40 +457,90 @@ export class NotebookWatcher implements IDisposable {
     if (!source.trim()) {
       return null;
     }
+    const epoch = this.checks.epoch;
     const record = this.checks.get(cell.model.id);
-    if (!record || record.phase === 'busy') {
+    if (!record || record.source !== source) {
       return cell;
     }
-    if (record.run && record.source === source) {
+    if (record.run) {
       return null;
     }
-    return isStale(record, source, this.checks.epoch) ? cell : null;
+    const adds = this._fullAdds();
+    const fullWanted = adds.trial || adds.model;
+    // A check in flight for this text and kernel state covers `tier` unless it is only the
+    // checks' first answer and the full check adds something.
+    const covers = (inFlight: 'checks' | 'full' | undefined) =>
+      inFlight !== 'checks' || tier === 'checks' || !fullWanted;
+    const pending = record.pending;
+    if (pending && pending.what !== 'busy' && pending.epoch === epoch) {
+      return covers(pending.tier) ? null : cell;
+    }
+    if (record.phase === 'busy' || pending?.what === 'busy') {
+      return cell;
+    }
+    if (record.phase === 'checking') {
+      return record.epoch === epoch && covers(record.tier) ? null : cell;
+    }
+    const rechecked = record.rechecked;
+    if (record.epoch !== epoch) {
+      if (rechecked?.epoch !== epoch) {
+        return cell;
+      }
+      return tier === 'full' && rechecked.tier === 'checks' && fullWanted
+        ? cell
+        : null;
+    }
+    return tier === 'full' && record.tier === 'checks' && fullWanted
+      ? cell
+      : null;
   }
 
+  /** The text paused for `delay`: the checks' first answer (or the whole check, when the full one adds nothing). */
   private _onQuiet(): void {
-    const cell = this._needsCheck();
-    if (!cell) {
-      return;
+    if (this._settle.delay <= this._debouncer.delay) {
+      return; // the full check starts now too
     }
-    if (this._kernel.busy) {
-      // The probe would queue behind user code in the kernel: wait until it finished (`idle`
-      // schedules the check again), and say so on the badge. A verdict for this very text stays
-      // shown (outdated) instead: a warning is never replaced by a wait.
-      const source = cell.model.sharedModel.getSource();
-      const record = this.checks.get(cell.model.id);
-      if (!record || record.source !== source) {
-        this.checks.set({
-          cellId: cell.model.id,
-          source,
-          epoch: this.checks.epoch,
-          phase: 'busy',
-          startedAt: Date.now(),
-          sent: {}
-        });
-      }
-      return;
+    const cell = this._needsCheck('checks');
+    if (cell && !this._waitForKernel(cell)) {
+      const adds = this._fullAdds();
+      void this.check(
+        cell,
+        false,
+        true,
+        adds.trial || adds.model ? 'checks' : 'full'
+      );
     }
-    void this.check(cell, false, true);
+  }
+
+  /** The text settled: the full check (the trial run, the model), and a syntax error said. */
+  private _onSettled(): void {
+    const cell = this._needsCheck('full');
+    if (cell && !this._waitForKernel(cell)) {
+      void this.check(cell, false, true, 'full');
+    }
+  }
+
+  /**
+   * While user code runs, the probe would queue behind it in the kernel: wait until it finished
+   * (`idle` schedules the check again), and say so on the badge. A verdict for this very text stays
+   * shown instead, marked as waiting: a warning is never replaced by a wait.
+   */
+  private _waitForKernel(cell: Cell): boolean {
+    if (!this._kernel.busy) {
+      return false;
+    }
+    this.checks.begin(
+      {
+        cellId: cell.model.id,
+        source: cell.model.sharedModel.getSource(),
+        epoch: this.checks.epoch,
+        phase: 'busy',
+        startedAt: Date.now(),
+        sent: {}
+      },
+      'busy'
+    );
+    return true;
   }
 
   // ---- the user's runs -----------------------------------------------------------------------
@@ -430,10 +560,11 @@ export class NotebookWatcher implements IDisposable {
 
   private _onRunStarted(sender: KernelActivity, run: IRunStart): void {
     const cellId = this._cellIdOf(run);
-    // What the cell showed when it started, before this run outdates every verdict.
+    // The verdict that stood for the text that runs, before this run outdates every verdict (a
+    // check still in flight does not count: it had not replaced it).
     this._runs.set(run.msgId, {
       cellId,
-      record: cellId ? this.checks.get(cellId) : undefined
+      record: cellId ? this.checks.standing(cellId, run.code) : undefined
     });
     this.checks.bumpEpoch();
   }
@@ -447,7 +578,30 @@ export class NotebookWatcher implements IDisposable {
     }
     const record = watch?.record;
     this.stats.ran(cellId, run.code, run.elapsedMs, run.error !== null);
-    if (!run.error || !record || record.source !== run.code) {
+    const current = this.checks.standing(cellId, run.code);
+    if (!run.error) {
+      // It ran fine: no badge on it, and no check on focus while its text and the kernel's session
+      // stay (a restart forgets this, see `_onKernelReset`).
+      this.checks.set({
+        ...(current ?? {
+          cellId,
+          source: run.code,
+          epoch: this.checks.epoch,
+          phase: 'done',
+          startedAt: Date.now(),
+          sent: {}
+        }),
+        pending: undefined,
+        run: { kind: 'passed', ename: '', evalue: '', at: Date.now() }
+      });
+      return;
+    }
+    if (record?.run?.kind === 'passed') {
+      // It ran fine before and crashed now: the clean run no longer speaks for it.
+      this.checks.clear(cellId);
+      return;
+    }
+    if (!record || record.source !== run.code) {
       return;
     }
     // The cell ran the very text that was checked, and crashed: the warning was right, or missed.
@@ -459,12 +613,11 @@ export class NotebookWatcher implements IDisposable {
       kind = 'missed';
       this.stats.missed();
     }
-    const current = this.checks.get(cellId);
-    if (kind && current && current.source === run.code) {
+    if (kind) {
       this.checks.set({
-        ...current,
-        // The record the user saw when the run started, not a check started since.
+        // The verdict that stood when the run started, not a check started since.
         ...record,
+        pending: undefined,
         run: {
           kind,
           ename: run.error.ename,
@@ -477,6 +630,7 @@ export class NotebookWatcher implements IDisposable {
 
   private _onKernelReset(): void {
     this._runs.clear();
+    this.checks.dropPassed();
     this.checks.bumpEpoch();
     this.stats.kernelReset();
     this._schedule();
@@ -487,13 +641,17 @@ export class NotebookWatcher implements IDisposable {
   private _onSettingsChanged(): void {
     const settings = this._options.settings.current;
     this._debouncer.delay = settings.delay;
+    this._settle.delay = Math.max(settings.delay, SETTLE_MS);
     this.panel.content.node.classList.toggle(GUARDED_CLASS, settings.guard);
     if (!settings.autoCheck) {
       this._debouncer.cancel();
+      this._settle.cancel();
     }
   }
 
   private _debouncer: Debouncer;
+  private _settle: Debouncer;
+  private _lastEdit = 0;
   private _generations = new Generations();
   private _badges: BadgeLayer;
   private _kernel: KernelActivity;

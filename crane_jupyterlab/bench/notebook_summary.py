@@ -4,6 +4,11 @@ A real crash is counted apart when the machine caused it, not the code: no netwo
 kernels may have none) or a data file that is not there. Both are read from the exception's type and
 message as Python and the usual clients word them. A `NameError` of a name that an earlier failed cell
 should have bound is a *cascade*: the first crash's consequence, counted apart too.
+
+Verified fixes (`--fixes`): a fix offered for a cell whose real run raised was run in its place
+(`fix_run`); the fix's precision is the share of those runs that succeeded, so an offered fix whose run
+fails is a defect. A fix offered on a cell that did not raise (it ran, or ran past the timeout) is
+counted and listed apart: no run tells whether it was right.
 """
 
 from __future__ import annotations
@@ -206,6 +211,67 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "crash_exceptions": dict(
             Counter(str((r.get("run") or {}).get("exception")) for r in crashes).most_common()
         ),
+        "fixes": fix_figures(ran),
+    }
+
+
+def fix_figures(ran: list[dict[str, Any]]) -> dict[str, Any]:
+    """The verified fixes against the real runs: offered on which cells, how the fixed runs went, and
+    the time spent trying candidates."""
+    offered = [r for r in ran if r.get("fix")]
+    raised = [r for r in offered if (r.get("run") or {}).get("status") == "error"]
+    not_raised = [r for r in offered if (r.get("run") or {}).get("status") != "error"]
+    runs = [r for r in raised if (r.get("fix_run") or {}).get("status") in ("ok", "error")]
+    succeeded = [r for r in runs if r["fix_run"]["status"] == "ok"]
+
+    def share(outcome: str) -> dict[str, Any]:
+        group = [r for r in ran if r["outcome"] == outcome]
+        hit = sum(1 for r in group if r.get("fix"))
+        return {"offered": hit, "of": len(group), "pct": _pct(hit, len(group))}
+
+    tried = [r for r in ran if (r.get("timing") or {}).get("fix_ms", 0) > 0]
+    return {
+        "offered": len(offered),
+        "on_crash": share("crash"),
+        "on_cascade": share("cascade"),
+        "on_machine": sum(1 for r in offered if r["outcome"] in MACHINE),
+        "on_not_crashed": len(not_raised),
+        "by_origin": dict(Counter(str(r["fix"].get("origin")) for r in offered).most_common()),
+        "fixed_runs": len(runs),
+        "fixed_ok": len(succeeded),
+        "precision_pct": _pct(len(succeeded), len(runs)),
+        # fixed runs that timed out or killed the kernel: neither right nor wrong
+        "fixed_undecided": len(raised) - len(runs),
+        "fix_ms": percentiles([r["timing"]["fix_ms"] for r in tried]),
+        "analyze_ms_where_tried": percentiles(
+            [r["timing"]["analyze_ms"] for r in tried if "analyze_ms" in r["timing"]]
+        ),
+        "list": [_fix_brief(r) for r in offered],
+        "failed": [_fix_brief(r) for r in runs if r not in succeeded],
+        "not_crashed": [_fix_brief(r) for r in not_raised],
+        "crash_without_fix": [
+            {**_brief(r), "candidates_tried": (r.get("timing") or {}).get("fix_ms", 0) > 0}
+            for r in ran
+            if r["outcome"] == "crash" and not r.get("fix")
+        ],
+    }
+
+
+def _fix_brief(row: dict[str, Any]) -> dict[str, Any]:
+    fix = row.get("fix") or {}
+    fix_run = row.get("fix_run") or {}
+    status = fix_run.get("status")
+    return {
+        **_brief(row),
+        "outcome": row.get("outcome"),
+        "fix": fix.get("title"),
+        "origin": fix.get("origin"),
+        "fix_ms": (row.get("timing") or {}).get("fix_ms"),
+        "fixed_run": (
+            f"{fix_run.get('exception')}: {_first_line(fix_run.get('message'))[:160]}"
+            if status == "error"
+            else status
+        ),
     }
 
 
@@ -232,6 +298,46 @@ def _brief(row: dict[str, Any]) -> dict[str, Any]:
 def _first_line(text: Any) -> str:
     lines = str(text or "").strip().splitlines()
     return lines[0] if lines else ""
+
+
+def _render_fixes(f: dict[str, Any]) -> list[str]:
+    def share(v: dict[str, Any]) -> str:
+        return f"{v['offered']}/{v['of']}" + (f" ({v['pct']} %)" if v["pct"] is not None else "")
+
+    ms, both = f["fix_ms"], f["analyze_ms_where_tried"]
+    lines = [
+        f"fixes offered: {f['offered']} ("
+        + (", ".join(f"{k} {v}" for k, v in f["by_origin"].items()) or "none")
+        + f"); on real crashes {share(f['on_crash'])}, on cascades {share(f['on_cascade'])}, "
+        f"on network/missing file {f['on_machine']}",
+        f"fix precision: {f['precision_pct']} % ({f['fixed_ok']} of {f['fixed_runs']} fixed runs succeeded"
+        + (f"; {f['fixed_undecided']} timed out or died, not counted" if f["fixed_undecided"] else "")
+        + ")",
+        f"fixes offered on cells that did not crash: {f['on_not_crashed']} (no run says whether they were "
+        "right: not counted in the precision)",
+        f"fix trials ms (p50 / p95, cells with candidates tried): {ms['p50']} / {ms['p95']} ({ms['n']}); "
+        f"analyze latency of those cells, fix trials included: {both['p50']} / {both['p95']}",
+    ]
+    for title, key in (
+        ("offered fixes", "list"),
+        ("fixes whose real run failed", "failed"),
+        ("fixes offered on cells that did not crash", "not_crashed"),
+    ):
+        lines.append(f"{title} ({len(f[key])}):")
+        for b in f[key]:
+            lines.append(
+                f"  {b['where']}: {b['fix']} [{b['origin']}, {b['fix_ms']} ms] | real {b['outcome']}: "
+                f"{b['real']} | fixed run {b['fixed_run']}"
+            )
+    tried = sum(1 for b in f["crash_without_fix"] if b["candidates_tried"])
+    lines.append(
+        f"real crashes with no fix offered ({len(f['crash_without_fix'])}; candidates tried, none ran, "
+        f"on {tried}):"
+    )
+    for b in f["crash_without_fix"]:
+        said = " | candidates tried, none ran" if b["candidates_tried"] else ""
+        lines.append(f"  {b['where']} line {b['line']}: {b['real']} | {b['cell']}{said}")
+    return lines
 
 
 def render(figures: dict[str, Any]) -> str:
@@ -276,6 +382,9 @@ def render(figures: dict[str, Any]) -> str:
     lines.append("analyze latency ms (p50 / p95, cells):")
     for name, p in figures["analyze_ms"].items():
         lines.append(f"  {name:<11} {p['p50']} / {p['p95']} ({p['n']})")
+    fixes = figures.get("fixes")
+    if fixes and (fixes["offered"] or fixes["fix_ms"]["n"]):
+        lines += _render_fixes(fixes)
     for title, key in (
         ("false warnings", "false_warnings"),
         ("missed crashes", "missed_crashes"),

@@ -9,28 +9,39 @@ recorded: it ran, or it raised (the exception, its message and the cell's line),
 ends its notebook; the cells left are recorded as skipped.
 
 One JSON line per cell goes to `--out`:
-`{"notebook", "index", "source", "framework", "analysis", "verdict", "warning", "trial", "timing",
-"run", "outcome"}`: `index` is the cell's position in the notebook (markdown cells count), `verdict` the
-server's verdict (`detection`, `source`, `reasoning`, `rules`), `warning` "certain" (a crash the checks,
-a syntax error or the trial vouch for), "predicted" (the model's) or null, `timing` analyze/extraction/
-trial/run ms, `run` the real execution (`status` ok|error|timeout|died|skipped, `exception`, `message`,
-`line`), `outcome` its class: ok, crash, cascade (a NameError of a name an earlier failed cell should
-have defined), network, missing_file (the crash came from the machine, not the code), timeout, died,
-skipped.
+`{"notebook", "index", "source", "framework", "analysis", "verdict", "warning", "trial", "fix", "timing",
+"run", "outcome", "fix_run"}`: `index` is the cell's position in the notebook (markdown cells count),
+`verdict` the server's verdict (`detection`, `source`, `reasoning`, `rules`), `warning` "certain" (a
+crash the checks, a syntax error or the trial vouch for), "predicted" (the model's) or null, `timing`
+analyze/extraction/trial/fix/run ms, `run` the real execution (`status` ok|error|timeout|died|skipped,
+`exception`, `message`, `line`), `outcome` its class: ok, crash, cascade (a NameError of a name an
+earlier failed cell should have defined), network, missing_file (the crash came from the machine, not
+the code), timeout, died, skipped.
+
+With `--fixes` the service also tries its verified fixes (the server's `fixes` option; without the flag
+it is off, so figures stay comparable with runs made before fixes existed): `fix` is the fix offered
+(`title`, `origin`, `line`, `tried`, `shortened`, `trial_ms`, `source`: the whole new cell) or null, and
+`timing.fix_ms` the time spent trying candidates. When a fix was offered and the real run then raised,
+the fixed cell runs right after it in the same kernel, so later cells see the state of a user who applied
+the fix: `fix_run` (`status` ok|error|timeout|died, `exception`, `message`, `line`, `ms`). The fixed cell
+runs after the original's partial run, whose side effects (an append, a file written) stay: a user
+applying the fix before running would not have them.
 
 At the end a summary: certain warnings against real crashes (precision, recall on crashes, on
 non-NameError crashes, cascades and machine-caused crashes counted apart), trial outcomes and how they
 compare with the real run, analyze latency p50/p95 (all cells and by the notebook's framework), and
-every false warning and every missed crash. `--summarize FILE` prints the summary of an earlier --out
-file without running anything.
+every false warning and every missed crash. With `--fixes`: real crashes and cascades with a fix offered,
+fix precision (fixed runs that succeeded / fixed runs), fixes offered on cells that did not crash (not
+counted against precision, listed), every offered fix with its real outcome, and the fix trials' time
+p50/p95 (`fix_ms`, cells whose candidates were tried) beside the analyze latency, and the real crashes
+no fix was offered for. `--summarize FILE` prints the summary of an earlier --out file without running
+anything.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import asyncio
-import contextlib
 import json
 import re
 import sys
@@ -38,6 +49,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from ..checks.astutil import bound_names
 from ..models import plain
 from . import notebook_summary as summary
 from .kernels import CellFailed, drain_iopub, fresh_kernel, wait_reply
@@ -68,6 +80,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per executed cell (default 120)")
     p.add_argument("--jobs", type=int, default=1, help="notebooks run at the same time (default 1)")
     p.add_argument("--trial-budget", type=float, default=5.0, help="seconds per trial (default 5)")
+    p.add_argument(
+        "--fixes",
+        action="store_true",
+        help="try the server's verified fixes after a certain or observed crash (needs trials), record the "
+        "one offered, and run it in place of a cell that really crashed; off by default",
+    )
     p.add_argument("--model", help="litellm model name: a model judges what nothing certain decides")
     p.add_argument("--api-base", default="", help="OpenAI-compatible endpoint for --model")
     p.add_argument(
@@ -125,6 +143,8 @@ def _check_args(args: argparse.Namespace) -> None:
         raise ValueError("--jobs must be at least 1")
     if args.timeout <= 0 or args.trial_budget <= 0:
         raise ValueError("--timeout and --trial-budget must be positive")
+    if args.fixes and args.trial == "off":
+        raise ValueError("--fixes needs trials: --trial on-demand or auto")
     for path in (args.out, args.summary_json):
         if path is not None and not path.parent.is_dir():
             raise ValueError(f"directory {path.parent} does not exist")
@@ -237,6 +257,7 @@ def _service(manager: Any, args: argparse.Namespace) -> Any:
         api_base=args.api_base,
         trial=args.trial,
         trial_budget=args.trial_budget,
+        fixes=bool(args.fixes),
     )
     return AnalysisService(config, _OneKernel(manager))
 
@@ -269,6 +290,11 @@ async def run_notebook(path: Path, args: argparse.Namespace, env: dict[str, str]
                     row["run"] = run
                     row["outcome"] = summary.classify(run, failed_names)
                     _track_names(source, run["status"] == "ok", failed_names)
+                    if row["fix"] is not None and run["status"] == "error":
+                        # The user who applied the fix ran this instead: later cells see its state.
+                        fixed = row["fix"]["source"]
+                        run = row["fix_run"] = await execute(kc, manager, fixed, args.timeout)
+                        _track_names(fixed, run["status"] == "ok", failed_names)
                     if run["status"] == "died" or run.get("stuck"):
                         stopped = f"cell {index}: {run.get('message') or run['status']}"
                     emit(row)
@@ -289,9 +315,11 @@ def _row(path: Path, index: int, source: str, framework: str) -> dict[str, Any]:
         "verdict": None,
         "warning": None,
         "trial": None,
+        "fix": None,
         "timing": {},
         "run": None,
         "outcome": None,
+        "fix_run": None,
     }
 
 
@@ -316,6 +344,7 @@ async def _analyse(service: Any, source: str, args: argparse.Namespace, row: dic
         extraction_ms=round(result.timing.extraction_ms, 2),
         trial_ms=round(result.timing.trial_ms, 2),
         llm_ms=round(result.timing.llm_ms, 2),
+        fix_ms=round(result.timing.fix_ms, 2),
     )
     row["analysis"] = result.status
     verdict = result.verdict
@@ -330,6 +359,8 @@ async def _analyse(service: Any, source: str, args: argparse.Namespace, row: dic
             row["warning"] = "predicted" if verdict.source == "llm" else "certain"
     if result.trial is not None:
         row["trial"] = result.trial.model_dump(exclude_none=True, exclude={"frames"})
+    if result.fixes:  # at most one
+        row["fix"] = result.fixes[0].model_dump(exclude_none=True)
 
 
 async def execute(kc: Any, manager: Any, source: str, timeout: float) -> dict[str, Any]:
@@ -384,34 +415,6 @@ def _track_names(source: str, ran: bool, failed_names: set[str]) -> None:
         failed_names.difference_update(bound)
     else:
         failed_names.update(bound)
-
-
-def bound_names(source: str) -> set[str]:
-    """The names a cell binds in the notebook's namespace (assignments, imports, defs, loop and `with`
-    targets, anywhere but inside functions, classes and comprehensions, which have scopes of their own)."""
-    from ..kernel.cell import python_source
-
-    with contextlib.suppress(ImportError):  # python_source turns magics into calls with IPython's transformer
-        import IPython.core.inputtransformer2  # noqa: F401
-    try:
-        tree = ast.parse(python_source(source))
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return set()
-    names: set[str] = set()
-    scoped = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-    pending: list[ast.AST] = [tree]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-            continue
-        if not isinstance(node, scoped):
-            pending.extend(ast.iter_child_nodes(node))
-    return names
 
 
 def _ms(seconds: float) -> float:

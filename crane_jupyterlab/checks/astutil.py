@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 from collections.abc import Iterator
 
 
@@ -70,3 +71,31 @@ def _as_load(node: ast.expr) -> ast.expr:
     if hasattr(copy, "ctx"):
         copy.ctx = ast.Load()
     return copy
+
+
+def bound_names(source: str) -> set[str]:
+    """The names a cell binds in the notebook's namespace (assignments, imports, defs, loop and `with`
+    targets, anywhere but inside functions, classes and comprehensions, which have scopes of their own)."""
+    from ..kernel.cell import python_source
+
+    with contextlib.suppress(ImportError):  # python_source turns magics into calls with IPython's transformer
+        import IPython.core.inputtransformer2  # noqa: F401
+    try:
+        tree = ast.parse(python_source(source))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return set()
+    names: set[str] = set()
+    scoped = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if not isinstance(node, scoped):
+            pending.extend(ast.iter_child_nodes(node))
+    return names

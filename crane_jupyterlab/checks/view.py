@@ -81,7 +81,7 @@ class ObjInfo:
     value: Any = None  # a scalar's value (int, float, bool, complete str, None): see has_value
     has_value: bool = False
     unique: int | None = None  # distinct non-missing values (on a sample: a lower bound)
-    kind: str | None = None  # binary, categorical, continuous, many-valued, constant, text, ...
+    kind: str | None = None  # binary, few-valued, categorical, continuous, many-valued, constant, text, ...
     sampled: bool = False  # value facts were computed on a sample of the rows
     dtypes: dict[str, int] | None = None  # DataFrame: {dtype: number of columns}
     non_numeric: int | None = None  # values that are not numbers (text columns, on the sample)

@@ -172,6 +172,14 @@ class ServiceConfig:
         low=0,
         high=1000,
     )
+    fixes: bool = option(
+        True,
+        help="""Verified fixes: for a crash that is certain or observed, edits drawn from the facts (a close
+        column, key, attribute or variable name; a missing import of a usual alias; an API the library
+        renamed, by its own message) are run as trials on the same kernel state, and the first whose
+        trial runs to its end is offered with an Apply button. Needs trial runs (not "off"); no edit is
+        offered untried. False: no fix trials.""",
+    )
     trial_hooks_only: bool = option(
         False,
         help="""Allow trial runs where the OS offers no sandbox (macOS, old kernels, containers that refuse

@@ -13,14 +13,14 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from .. import policy
+from .. import fixes, policy
 from ..api import AnalyzeRequest, AnalyzeResult, AnalyzeSettings, AnalyzeStatus, ErrorInfo, Timing, Tokens
 from ..llm import litellm
 from ..llm.base import Backend
-from ..models import Finding, PredictionRequest, TrialOutcome, Verdict
+from ..models import Finding, Fix, PredictionRequest, TrialOutcome, Verdict
 from . import trial as trials
 from .config import NO_MODEL_HINT, ServiceConfig
 from .errors import (
@@ -162,6 +162,8 @@ class _Effective:
     temperature: float
     max_columns: int
     trial: bool  # run a trial with this analysis
+    fixes: bool = False  # try fix candidates of a certain or observed crash in trials
+    checks_tier: bool = False  # the probe and the checks only: the full answer follows
 
 
 class AnalysisService:
@@ -199,7 +201,9 @@ class AnalysisService:
         """Analyze one cell. Raises `AnalysisError` subclasses, or `Superseded` when a newer request
         for the same (kernel_id, cell_id) replaced this one."""
         eff = self.effective(request.settings)  # refuse a disallowed model before any work
-        task = asyncio.ensure_future(self._analyze(request, eff))
+        if request.tier == "checks":
+            eff = replace(eff, model=None, trial=False, fixes=False, checks_tier=True)
+        task = asyncio.ensure_future(self._analyze_and_fix(request, eff))
         self._tasks.add(task)
         key = (request.kernel_id, request.cell_id) if request.cell_id else None
         if key is not None:
@@ -240,9 +244,48 @@ class AnalysisService:
             max_columns=settings.max_columns if settings.max_columns is not None else cfg.max_columns,
             # True: the user asked ("Trial-Run Cell"); None: the server's mode decides.
             trial=settings.trial if settings.trial is not None else cfg.trial == "auto",
+            fixes=settings.fixes if settings.fixes is not None else cfg.fixes,
         )
 
-    async def _analyze(self, request: AnalyzeRequest, eff: _Effective) -> AnalyzeResult:
+    async def _analyze_and_fix(self, request: AnalyzeRequest, eff: _Effective) -> AnalyzeResult:
+        executed: list[str] = []  # filled by _analyze: the cells the kernel ran, from the probe
+        result = await self._analyze(request, eff, executed)
+        verdict = result.verdict
+        if (
+            not eff.fixes
+            or verdict is None
+            or not verdict.detection
+            or verdict.source not in FIXABLE
+            or self.parts.invoke is None
+            or self.config.trial == "off"
+        ):
+            return result
+        started = time.perf_counter()
+        messages = [f"{t.exception}: {t.message}" for t in [result.trial] if t and t.status == "crashed"]
+        messages += [f.message for f in verdict.findings]
+        messages += [n for n in _notes(result.runtime or {})]
+        found = fixes.candidates(request.source, result.runtime or {}, messages, executed=executed)
+        found = [c for c in found if trials.parses(c.source)]
+        if not found:
+            return result  # no candidate tried: fix_ms stays 0
+        offered = []
+        link = await self.pool.link(request.kernel_id)
+        for candidate in found:
+            outcome, trial_ms = await self._trial(link, candidate.source)
+            if outcome.status == "finished":  # ran to its end, or a quick trial's first iterations
+                offered.append(_offer(candidate, outcome, trial_ms))
+                break
+        timing = result.timing.model_copy(
+            update={
+                "fix_ms": (time.perf_counter() - started) * 1000,
+                "total_ms": result.timing.total_ms + (time.perf_counter() - started) * 1000,
+            }
+        )
+        return result.model_copy(update={"fixes": offered, "timing": timing})
+
+    async def _analyze(
+        self, request: AnalyzeRequest, eff: _Effective, executed: list[str] | None = None
+    ) -> AnalyzeResult:
         started = time.perf_counter()
         link = await self.pool.link(request.kernel_id)
 
@@ -275,6 +318,8 @@ class AnalysisService:
 
         parts = self.parts
         history = [c for c in runtime.get("history") or [] if isinstance(c, str)]
+        if executed is not None:
+            executed.extend(history)
         text = self._render(runtime, eff.categories)
         # The browser needs the facts, not the notebook's own cells back.
         shown = {k: v for k, v in runtime.items() if k != "history"}
@@ -310,6 +355,8 @@ class AnalysisService:
             if eff.model is None:
                 return result("no_model", maybe, hint=NO_MODEL_HINT)
             return result("ok", maybe)
+        if eff.checks_tier:
+            return result("ok", policy.without_model(findings, trial))
         if eff.model is None:
             # Said beside a certain crash too: the user should know a model could tell more.
             return result("no_model", policy.without_model(findings, trial), hint=NO_MODEL_HINT)
@@ -443,3 +490,48 @@ class AnalysisService:
             await asyncio.gather(*pending, return_exceptions=True)
         await self.pool.close()
         self._backends.clear()
+
+
+# The verdicts a fix is looked for: a certain or observed crash (a prediction is not enough to edit for).
+FIXABLE = frozenset({"trial", "checks", "quick"})
+
+
+def _notes(runtime: dict[str, Any]) -> list[str]:
+    """The messages the probe recorded reading what the cell reads (a library's own word on a missing
+    attribute, e.g. NumPy naming the replacement of a removed alias)."""
+    out = []
+    stack = list(runtime.get("objects") or [])
+    while stack:
+        entry = stack.pop()
+        if not isinstance(entry, dict):
+            continue
+        stack.extend(entry.get("children") or [])
+        if entry.get("missing"):
+            out += [
+                f["value"]
+                for f in entry.get("facts") or []
+                if isinstance(f, dict) and f.get("key") == "note" and isinstance(f.get("value"), str)
+            ]
+    return out
+
+
+def _offer(candidate: fixes.Candidate, outcome: TrialOutcome, trial_ms: float) -> Fix:
+    ms = outcome.elapsed_ms or trial_ms
+    seconds = f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+    if outcome.shortened:
+        k = outcome.quick.k if outcome.quick else 0
+        tried = (
+            f"tried: the edited cell ran in a quick trial, its long loops cut to their first {k} "
+            f"iterations, without an error ({seconds})"
+        )
+    else:
+        tried = f"tried: the edited cell then ran to its end in a trial ({seconds})"
+    return Fix(
+        title=candidate.title,
+        source=candidate.source,
+        origin=candidate.origin,
+        line=candidate.line,
+        tried=tried,
+        shortened=outcome.shortened,
+        trial_ms=trial_ms,
+    )

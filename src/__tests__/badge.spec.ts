@@ -1,9 +1,9 @@
 import { nullTranslator } from '@jupyterlab/translation';
 
-import type { IAnalyzeResult } from '../api';
+import type { IAnalyzeResult, IFix } from '../api';
 import { CellBadge } from '../badge';
 import type { ICheckRecord } from '../tokens';
-import { cellView } from '../verdict';
+import { cellView, offeredFix } from '../verdict';
 import {
   blockedTrial,
   checksCrash,
@@ -64,7 +64,7 @@ describe('CellBadge', () => {
     expect(badge.isHidden).toBe(false);
     expect(badge.hasClass('jp-mod-will-crash')).toBe(true);
     expect(text(badge)).toBe(
-      "Will crash (certain: deterministic check): KeyError: df has no column 'Agee' (line 1)."
+      "Will crash (certain: deterministic check): KeyError: df has no column 'Agee' (line 1). Did you mean 'Age'?"
     );
     const details = badge.node.querySelector('button')!;
     expect(details.textContent).toBe('Details in the crash panel');
@@ -76,7 +76,7 @@ describe('CellBadge', () => {
     show(badge, done(observedCrash));
     expect(badge.hasClass('jp-mod-observed')).toBe(true);
     expect(text(badge)).toBe(
-      "Will crash (observed in a trial run): KeyError: 'Agee' (line 2)"
+      "Will crash (observed in a trial run): KeyError: 'Agee'. Did you mean 'Age'? (line 2)"
     );
     const observedSvg = badge.node.querySelector('svg')!.outerHTML;
     show(badge, done(modelCrash));
@@ -144,9 +144,7 @@ describe('CellBadge', () => {
       9
     );
     expect(badge.state).toBe('confirmed');
-    expect(text(badge)).toBe(
-      "Crashed as warned (the run raised the crash): KeyError: 'Agee'"
-    );
+    expect(text(badge)).toBe("Crashed as warned: KeyError: 'Agee'");
     show(
       badge,
       done(noModelNoCrash, { run: { ...run, kind: 'missed' } }),
@@ -170,7 +168,7 @@ describe('CellBadge', () => {
     };
     show(badge, done(checksCrash, { run }), 'src', 9);
     expect(text(badge)).toBe(
-      'Crashed as warned (the run raised the crash): ValueError: Input 0 of layer "dense" is incompatible with the layer'
+      'Crashed as warned: ValueError: Input 0 of layer "dense" is incompatible with the layer'
     );
   });
 
@@ -195,5 +193,57 @@ describe('CellBadge', () => {
     badge.node.querySelector('button')!.click();
     badge.node.click();
     expect(opened).toBe(2);
+  });
+});
+
+describe('CellBadge: a verified fix', () => {
+  const fix: IFix = {
+    // eslint-disable-next-line jupyter/no-untranslated-string -- the server's text, not a UI string
+    title: "df['Agee'] → df['Age']",
+    source: "df['Age'].mean()",
+    origin: 'close-name',
+    line: 1,
+    tried: 'tried: the edited cell then ran to its end in a trial (0.2 s)',
+    shortened: false,
+    trial_ms: 210
+  };
+  const withFix = (result: IAnalyzeResult) => ({ ...result, fixes: [fix] });
+
+  it('is offered under a warning for the very text it was made for, and Apply hands it over without opening the panel', () => {
+    const applied: IFix[] = [];
+    let opened = 0;
+    const badge = new CellBadge(
+      trans,
+      () => (opened += 1),
+      f => applied.push(f)
+    );
+    const record = done(withFix(checksCrash));
+    badge.render(cellView(record, 'src', 1), record, offeredFix(record, 'src'));
+    const row = badge.node.querySelector<HTMLElement>('.jp-Crane-badge-fix')!;
+    expect(row.hidden).toBe(false);
+    expect(row.textContent).toContain(
+      "Fix: df['Agee'] → df['Age'] (tried: the edited cell then ran to its end"
+    );
+    row.querySelector<HTMLButtonElement>('button')!.click();
+    expect(applied).toEqual([fix]);
+    expect(opened).toBe(0);
+    // Edited since, no fix: the text it was made for is gone.
+    expect(offeredFix(record, 'src2')).toBeNull();
+    badge.render(
+      cellView(record, 'src2', 1),
+      record,
+      offeredFix(record, 'src2')
+    );
+    expect(row.hidden).toBe(true);
+    badge.dispose();
+  });
+
+  it('is never offered beside a no-crash verdict or a run', () => {
+    expect(offeredFix(done(withFix(noModelNoCrash)), 'src')).toBeNull();
+    const ran = done(withFix(checksCrash), {
+      run: { kind: 'confirmed', ename: 'KeyError', evalue: "'Agee'", at: 1 }
+    });
+    expect(offeredFix(ran, 'src')).toBeNull();
+    expect(offeredFix(done(checksCrash), 'src')).toBeNull();
   });
 });

@@ -3,8 +3,8 @@ import {
   decidingTexts,
   decisiveRows,
   factsByObject,
+  factValue,
   factsOf,
-  formatValue,
   names
 } from '../facts';
 import { runtimeOf } from '../probe';
@@ -131,10 +131,160 @@ describe('factsByObject: decisive facts first', () => {
   });
 });
 
-describe('formatValue', () => {
-  it('renders compact, bounded values', () => {
-    expect(formatValue('abc')).toBe('abc');
-    expect(formatValue({ a: [1, null] })).toBe('{"a":[1,null]}');
-    expect(formatValue('y'.repeat(200), 10)).toHaveLength(10);
+describe('factValue: values in words', () => {
+  it('leaves out empty structures and lists of Nones, says NaN counts and dtype counts in words', () => {
+    expect(factValue('index_names', [null])).toBeNull();
+    expect(factValue('index_names', [null, 'city'])).toBe("[None, 'city']");
+    expect(factValue('non_numeric_columns', {})).toBeNull();
+    expect(factValue('close', [])).toBeNull();
+    expect(factValue('nan_columns', {})).toBe('no NaN');
+    expect(factValue('nan_columns', { Age: 177 })).toBe('Age: 177');
+    expect(factValue('dtypes', { int64: 1, str: 1 })).toBe(
+      '1 int64, 1 str column'
+    );
+    expect(factValue('dtypes', { float64: 1, object: 3 })).toBe(
+      '1 float64, 3 object columns'
+    );
+    expect(factValue('columns', ['Age', 'Fare'])).toBe("['Age', 'Fare']");
+    expect(factValue('kind', 'few-valued')).toBe('few distinct values');
+    expect(factValue('value', null)).toBe('None');
+    expect(factValue('repr', 'y'.repeat(200), 10)).toHaveLength(10);
+  });
+
+  it('drops the rows of empty facts from the groups', () => {
+    const groups = factsByObject(
+      {
+        objects: [
+          {
+            expr: 'df',
+            type: 'pandas.DataFrame',
+            facts: [
+              { cat: 'S', key: 'shape', value: [2, 2] },
+              { cat: 'S', key: 'index_names', value: [null] },
+              { cat: 'V', key: 'nan_columns', value: {} }
+            ]
+          }
+        ]
+      },
+      []
+    );
+    expect(groups[0].rows.map(r => `${r.key}: ${r.value}`)).toEqual([
+      'shape: [2, 2]',
+      'nan_columns: no NaN'
+    ]);
+  });
+});
+
+/** `model.fit(X, y, epochs=3)` at line 3: a Keras model built for 4 input columns, an array of 5. */
+function kerasFit(
+  verdict: Partial<NonNullable<IAnalyzeResult['verdict']>>,
+  message: string | null
+): IAnalyzeResult {
+  return {
+    ...observedCrash,
+    runtime: {
+      objects: [
+        {
+          expr: 'model',
+          type: 'keras.src.models.sequential.Sequential',
+          facts: [
+            { cat: 'R', key: 'class', value: 'Sequential' },
+            { cat: 'V', key: 'built', value: true },
+            { cat: 'S', key: 'input_shape', value: [null, 4] },
+            { cat: 'S', key: 'output_shape', value: [null, 3] },
+            { cat: 'S', key: 'last_units', value: 3 },
+            { cat: 'V', key: 'compiled', value: true }
+          ],
+          children: [
+            {
+              expr: 'model.layers[0]',
+              type: 'keras.src.layers.core.dense.Dense',
+              facts: [
+                { cat: 'R', key: 'name', value: 'dense' },
+                { cat: 'S', key: 'units', value: 16 }
+              ]
+            }
+          ]
+        },
+        {
+          expr: 'X',
+          type: 'numpy.ndarray',
+          facts: [
+            { cat: 'S', key: 'shape', value: [120, 5] },
+            { cat: 'R', key: 'dtype', value: 'float64' },
+            { cat: 'V', key: 'min', value: 0.1 },
+            { cat: 'V', key: 'max', value: 5 }
+          ]
+        },
+        {
+          expr: 'y',
+          type: 'numpy.ndarray',
+          facts: [{ cat: 'S', key: 'shape', value: [120, 3] }]
+        }
+      ]
+    },
+    verdict: { ...observedCrash.verdict!, ...verdict },
+    trial: {
+      ...observedCrash.trial!,
+      exception: 'ValueError',
+      message,
+      line: 3,
+      frames: [{ line: 3, text: 'model.fit(X, y, epochs=3)' }]
+    }
+  };
+}
+
+describe('decisive facts of a shape mismatch (what the failing line compares)', () => {
+  it.each([
+    'Input 0 of layer "dense" is incompatible with the layer: expected axis -1 of input shape to have value 4, but received input with shape (None, 5)',
+    'Input 0 of layer "sequential" is incompatible with the layer: expected shape=(None, 4), found shape=(None, 5)'
+  ])(
+    "an observed crash: the model's input_shape and the array's shape, not the last layer's units (%s)",
+    message => {
+      const rows = labels(decisiveRows(factsOf(kerasFit({}, message))));
+      expect(rows).toEqual(['model input_shape', 'X shape']);
+      // epochs=3 on the line is an argument, not the compared 3 of last_units or of y's shape.
+      expect(rows).not.toContain('model last_units');
+      expect(rows).not.toContain('y shape');
+      // X's maximum happens to be 5: a value fact counts only when the message names it.
+      expect(rows).not.toContain('X max');
+    }
+  );
+
+  it("a check's finding: its message's line number is no fact", () => {
+    const checked = kerasFit(
+      {
+        source: 'checks',
+        findings: [
+          {
+            rule: 'shape-mismatch',
+            message:
+              'ValueError: model expects inputs of shape (None, 4) but X has shape (120, 5): its first ' +
+              'layer (Dense) needs 4 values on the last axis, not 5 (line 3).',
+            evidence: [
+              'model.input_shape = (None, 4)',
+              'X.shape = (120, 5)',
+              'first layer: Dense'
+            ],
+            line: 3
+          }
+        ]
+      },
+      null
+    );
+    const rows = labels(decisiveRows(factsOf(checked)));
+    expect(rows).toEqual(['model input_shape', 'X shape']);
+  });
+
+  it('a crash that names a NaN count: the value fact whose key the message names, when there is one', () => {
+    const withNaN = (count: number) => {
+      const result = kerasFit({}, 'Input X contains NaN.');
+      const objects = (result.runtime as { objects: { facts: unknown[] }[] })
+        .objects;
+      objects[1].facts.push({ cat: 'V', key: 'nan', value: count });
+      return labels(decisiveRows(factsOf(result)));
+    };
+    expect(withNaN(7)).toEqual(['X nan']);
+    expect(withNaN(0)).toEqual([]);
   });
 });

@@ -5,9 +5,11 @@ import {
   absentNames,
   assess,
   basisLabel,
+  causeText,
   describeCell,
   firstSentence,
   levelOf,
+  observedHeadline,
   plain,
   progressText,
   stateLabel,
@@ -204,7 +206,9 @@ describe('describe', () => {
     );
     expect(d.label).toBe('Will crash');
     expect(d.basis).toBe('certain: deterministic check (no model configured)');
-    expect(d.cause).toBe("KeyError: df has no column 'Agee' (line 1).");
+    expect(d.cause).toBe(
+      "KeyError: df has no column 'Agee' (line 1). Did you mean 'Age'?"
+    );
     expect(
       describeCell(
         trans,
@@ -222,6 +226,8 @@ describe('describe', () => {
       done(checksCrash, { run: { ...run, kind: 'confirmed' } })
     );
     expect(confirmed.label).toBe('Crashed as warned');
+    // The label says it all: no reason beside it.
+    expect(confirmed.basis).toBe('');
     expect(confirmed.cause).toBe("KeyError: 'Agee'");
     const missed = describeCell(
       trans,
@@ -238,6 +244,40 @@ describe('describe', () => {
     expect(stateLabel(trans, 'may-crash')).toBe('May crash');
     expect(stateLabel(trans, 'no-crash')).toBe('No crash found');
     expect(stateLabel(trans, 'busy')).toContain('idle');
+  });
+});
+
+describe('causeText: close matches in the cause', () => {
+  /** checksCrash with the missing column's close matches replaced. */
+  function withClose(close: string[]): IAnalyzeResult {
+    const runtime = JSON.parse(JSON.stringify(checksCrash.runtime));
+    for (const child of runtime.objects[0].children) {
+      if (child.missing) {
+        child.facts = [{ cat: 'S', key: 'close', value: close }];
+      }
+    }
+    return { ...checksCrash, runtime };
+  }
+
+  it('asks "Did you mean" for what the cause names and the kernel lacks', () => {
+    const cause = { cause: "KeyError: 'Agee'" };
+    expect(causeText(trans, cause, checksCrash)).toBe(
+      "KeyError: 'Agee'. Did you mean 'Age'?"
+    );
+    expect(causeText(trans, cause, withClose(['Age', 'age', 'Aged']))).toBe(
+      "KeyError: 'Agee'. Did you mean 'Age', 'age' or 'Aged'?"
+    );
+  });
+
+  it('adds nothing without close matches, for another name, or when the cause asks already', () => {
+    expect(causeText(trans, { cause: "KeyError: 'Agee'" }, withClose([]))).toBe(
+      "KeyError: 'Agee'"
+    );
+    expect(causeText(trans, { cause: "KeyError: 'Fare2'" }, checksCrash)).toBe(
+      "KeyError: 'Fare2'"
+    );
+    const asked = "NameError: name 'Agee' is not defined. Did you mean: 'Age'?";
+    expect(causeText(trans, { cause: asked }, checksCrash)).toBe(asked);
   });
 });
 
@@ -281,10 +321,11 @@ describe('text helpers', () => {
         { state: 'will-crash', stale: false },
         done(result)
       );
-      expect(d.label).toBe(
-        'Will crash — seen in a quick trial, loops cut to their first 2 iterations'
+      // The qualifier is said with what it qualifies, never alone.
+      expect(d.label).toBe('Will crash');
+      expect(d.basis).toBe(
+        'seen in a quick trial, loops cut to their first 2 iterations; the crash does not depend on how many ran'
       );
-      expect(d.basis).toBe('it does not depend on how many iterations ran');
       // Apart from a full trial's observed crash.
       expect(
         describeCell(
@@ -293,6 +334,9 @@ describe('text helpers', () => {
           done(observedCrash)
         ).label
       ).toBe('Will crash');
+      expect(basisLabel(trans, a)).toBe(
+        'seen in a quick trial, loops cut short; the crash does not depend on how many ran'
+      );
     });
 
     it('a crash that may depend on the cut is "may crash", never certain', () => {
@@ -303,10 +347,10 @@ describe('text helpers', () => {
         { state: 'may-crash', stale: false },
         done(result)
       );
-      expect(d.label).toBe(
-        'May crash — seen in a quick trial, loops cut to their first 2 iterations'
+      expect(d.label).toBe('May crash');
+      expect(d.basis).toBe(
+        'seen in a quick trial, loops cut to their first 2 iterations; the crash may depend on how many ran'
       );
-      expect(d.basis).toBe('it may depend on how many iterations ran');
       expect(d.line).toBe(14);
     });
 
@@ -368,5 +412,30 @@ describe('text helpers', () => {
           'of the loop at line 3 without an error (line 6). The verdict falls back to the deterministic checks.'
       );
     });
+  });
+});
+
+describe('observedHeadline', () => {
+  it("gives a Keras error's own line, past its wrapper, and keeps the whole message for the panel", () => {
+    const message =
+      "Exception encountered when calling Sequential.call().\n\nInput 0 with name 'None' of layer 'dense' is incompatible with the layer: expected axis -1 of input shape to have value 4, but received input with shape (32, 5)\n\nArguments received by Sequential.call():\n  • inputs=tf.Tensor(shape=(32, 5), dtype=float32)";
+    const trial = {
+      ...trialOutcome('crashed', null),
+      exception: 'ValueError',
+      message,
+      line: 1
+    };
+    expect(observedHeadline(trial)).toBe(
+      "ValueError: Input 0 with name 'None' of layer 'dense' is incompatible with the layer: expected axis -1 of input shape to have value 4, but received input with shape (32, 5)"
+    );
+    const assessment = assess({ ...observedCrash, trial })!;
+    expect(assessment.cause).toBe(observedHeadline(trial));
+    expect(assessment.fullMessage).toBe(`ValueError: ${message}`);
+    // A one-line message is its own headline, with nothing folded away.
+    const short = { ...trial, exception: 'KeyError', message: "'Agee'" };
+    expect(observedHeadline(short)).toBe("KeyError: 'Agee'");
+    expect(
+      assess({ ...observedCrash, trial: short })!.fullMessage
+    ).toBeUndefined();
   });
 });

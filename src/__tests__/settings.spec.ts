@@ -63,6 +63,28 @@ describe('the schema', () => {
     expect(text).not.toMatch(/crane:/);
     expect(schema['jupyter.lab.setting-icon']).toBe('crane-jupyterlab:crane');
   });
+
+  it("puts the cell's context menu items in one group of their own", () => {
+    // JupyterLab orders context menu items by rank alone, across selectors, and the core ranks are
+    // whole numbers (a separator at 20, then output scrolling at 21): items spread over whole ranks
+    // interleave with the core's. One whole rank, our separator first, keeps them together.
+    const items = (
+      schemaJSON as unknown as {
+        'jupyter.lab.menus': {
+          context: { command?: string; type?: string; rank: number }[];
+        };
+      }
+    )['jupyter.lab.menus'].context;
+    const ordered = [...items].sort((a, b) => a.rank - b.rank);
+    expect(ordered.map(i => i.command ?? i.type)).toEqual([
+      'separator',
+      'crane:check-cell',
+      'crane:trial-run-cell'
+    ]);
+    const slots = new Set(items.map(i => Math.floor(i.rank)));
+    expect(slots.size).toBe(1);
+    expect(items.filter(i => Number.isInteger(i.rank))).toEqual([ordered[0]]);
+  });
 });
 
 describe('defaultsOf / readSettings', () => {

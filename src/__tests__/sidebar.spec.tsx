@@ -106,8 +106,9 @@ describe('the diagnosis', () => {
       'jp-Crane-runtime',
       'jp-Crane-details'
     ]);
+    // The probe's close match of the missing column is said in the cause.
     expect(texts(node, '.jp-Crane-cause-text')).toEqual([
-      "KeyError: df has no column 'Agee' (line 1)."
+      "KeyError: df has no column 'Agee' (line 1). Did you mean 'Age'?"
     ]);
     expect(texts(node, '.jp-Crane-cause-line')).toEqual([
       "Line 1: df['Agee'].mean()"
@@ -120,7 +121,7 @@ describe('the diagnosis', () => {
     const first = node.querySelector('.jp-Crane-object')!;
     expect(first.hasAttribute('open')).toBe(true);
     expect(texts(first as HTMLElement, 'li').slice(0, 2)).toEqual([
-      'columns: ["Age","Fare","Survived"]',
+      "columns: ['Age', 'Fare', 'Survived']",
       "df['Agee'] does not exist"
     ]);
     const decisive = [...first.querySelectorAll('li')].map(li =>
@@ -164,7 +165,9 @@ describe('the diagnosis', () => {
       observedCrash,
       "x = 1\ntotal = df['Agee'].mean()"
     );
-    expect(texts(node, '.jp-Crane-cause-text')).toEqual(["KeyError: 'Agee'"]);
+    expect(texts(node, '.jp-Crane-cause-text')).toEqual([
+      "KeyError: 'Agee'. Did you mean 'Age'?"
+    ]);
     expect(texts(node, '.jp-Crane-cause-line')).toEqual([
       "Line 2: total = df['Agee'].mean()"
     ]);
@@ -246,6 +249,44 @@ describe('the diagnosis', () => {
       ['x', true],
       ['unused', false]
     ]);
+    // The numbers the message compares ("4x10 and 20x5") single out the shape and in_features.
+    expect(texts(node, '.jp-Crane-decisive li')).toEqual([
+      'model in_features: 20',
+      'x shape: [4, 10]'
+    ]);
+    dispose();
+  });
+
+  it('heads an object with its type and its relation to the cell in words', async () => {
+    const related: IAnalyzeResult = {
+      ...checksCrash,
+      runtime: {
+        objects: [
+          {
+            expr: 'm',
+            type: 'sklearn.ensemble._forest.RandomForestClassifier',
+            facts: [{ key: 'fitted', value: false, cat: 'V' }]
+          },
+          {
+            expr: 'X',
+            type: 'numpy.ndarray',
+            via: 'm',
+            relation: 'built',
+            facts: [{ key: 'shape', value: [4, 2], cat: 'S' }]
+          }
+        ]
+      }
+    };
+    const { node, dispose } = await diagnosis(related);
+    const summaries = [...node.querySelectorAll('.jp-Crane-object summary')];
+    expect(summaries.map(s => s.textContent)).toEqual([
+      'm sklearn RandomForestClassifier',
+      'X NumPy array; m was built from it'
+    ]);
+    // The whole type stays in the title, for a header the panel is too narrow for.
+    expect(summaries[0].getAttribute('title')).toBe(
+      'm sklearn.ensemble._forest.RandomForestClassifier'
+    );
     dispose();
   });
 

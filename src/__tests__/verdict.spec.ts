@@ -6,15 +6,19 @@ import { defaultsOf } from '../settings';
 import type { ICheckRecord, ICraneSettings } from '../tokens';
 import {
   categoriesOf,
+  asksBeforeRun,
   cellView,
-  isFreshWarning,
   isStale,
+  overrules,
   pushHistory,
   requestPlan
 } from '../verdict';
 import {
+  blockedTrial,
   checksCrash,
+  finishedTrial,
   modelCrash,
+  observedCrash,
   modelNoCrash,
   noModelCrash,
   noModelNoCrash,
@@ -105,16 +109,81 @@ describe('cellView', () => {
   });
 });
 
-describe('isStale / isFreshWarning', () => {
-  it('only a warning for the current text and epoch is fresh', () => {
+describe('isStale / asksBeforeRun', () => {
+  it('the guard asks on the last warning for this very text, outdated or being re-checked', () => {
     const crash = done(checksCrash);
     expect(isStale(crash, "df['Agee']", 3)).toBe(false);
-    expect(isFreshWarning(crash, "df['Agee']", 3)).toBe(true);
-    expect(isFreshWarning(done(modelCrash), "df['Agee']", 3)).toBe(true);
-    expect(isFreshWarning(crash, "df['Agee'] ", 3)).toBe(false);
-    expect(isFreshWarning(crash, "df['Agee']", 4)).toBe(false);
-    expect(isFreshWarning(done(modelNoCrash), "df['Agee']", 3)).toBe(false);
-    expect(isFreshWarning(undefined, '', 0)).toBe(false);
+    expect(asksBeforeRun(crash, "df['Agee']", 3)).toBe(true);
+    expect(asksBeforeRun(done(modelCrash), "df['Agee']", 3)).toBe(true);
+    expect(asksBeforeRun(crash, "df['Agee'] ", 3)).toBe(false);
+    // Another cell ran since, and a re-check is in flight: still a warning to ask on.
+    expect(asksBeforeRun(crash, "df['Agee']", 4)).toBe(true);
+    const rechecking = { ...crash, pending: { what: 'recheck', epoch: 4 } };
+    expect(asksBeforeRun(rechecking as ICheckRecord, "df['Agee']", 4)).toBe(
+      true
+    );
+    expect(asksBeforeRun(done(modelNoCrash), "df['Agee']", 3)).toBe(false);
+    expect(asksBeforeRun(undefined, '', 0)).toBe(false);
+    // Ran and crashed: the traceback is there, no question.
+    const ran = record({
+      result: checksCrash,
+      run: { kind: 'confirmed', ename: 'KeyError', evalue: "'Agee'", at: 1 }
+    });
+    expect(asksBeforeRun(ran, "df['Agee']", 5)).toBe(false);
+  });
+});
+
+describe('overrules: a warning is never lost to weaker evidence', () => {
+  const at = (result: IAnalyzeResult, epoch: number, tier?: 'checks') =>
+    record({ result, epoch, ...(tier ? { tier } : {}) });
+
+  it('a crash seen in a trial gives way only to a trial that ran the cell to its end, at the kernel as it is', () => {
+    const seen = at(observedCrash, 3);
+    expect(overrules(at(finishedTrial, 4), seen, 4)).toBe(true);
+    // The re-check could not run a trial: the model or the checks alone cannot clear it.
+    expect(overrules(at(blockedTrial, 4), seen, 4)).toBe(false);
+    expect(overrules(at(noModelNoCrash, 4), seen, 4)).toBe(false);
+    // Outdated on arrival (a run started while it was checking): not even a finished trial.
+    expect(overrules(at(finishedTrial, 4), seen, 5)).toBe(false);
+    // Older than the warning.
+    expect(overrules(at(finishedTrial, 2), seen, 3)).toBe(false);
+  });
+
+  it("the checks' and the model's warnings give way to a full check of the kernel as it is now", () => {
+    const certain = at(checksCrash, 3);
+    expect(overrules(at(noModelNoCrash, 4), certain, 4)).toBe(true);
+    expect(overrules(at(modelNoCrash, 4), at(modelCrash, 3), 4)).toBe(true);
+    // The checks' first answer is not a full check: the trial or the model may still warn.
+    expect(overrules(at(noModelNoCrash, 4, 'checks'), certain, 4)).toBe(false);
+  });
+
+  it('a newer warning always replaces an older one; a failure or an empty answer never does', () => {
+    const seen = at(observedCrash, 3);
+    expect(overrules(at(modelCrash, 4), seen, 4)).toBe(true);
+    expect(overrules(at(checksCrash, 3, 'checks'), seen, 3)).toBe(true);
+    expect(
+      overrules(
+        record({ phase: 'failed', error: 'HTTP 500', epoch: 4 }),
+        seen,
+        4
+      )
+    ).toBe(false);
+    const noVerdict: IAnalyzeResult = {
+      ...modelNoCrash,
+      status: 'llm_error',
+      verdict: null
+    };
+    expect(overrules(at(noVerdict, 4), seen, 4)).toBe(false);
+  });
+
+  it("a run's outcome gives way only to a check of the kernel after it", () => {
+    const ran = record({
+      result: checksCrash,
+      epoch: 3,
+      run: { kind: 'confirmed', ename: 'KeyError', evalue: "'Agee'", at: 1 }
+    });
+    expect(overrules(at(noModelNoCrash, 3), ran, 4)).toBe(false);
+    expect(overrules(at(noModelNoCrash, 4), ran, 4)).toBe(true);
   });
 });
 

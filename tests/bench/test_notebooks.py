@@ -11,6 +11,7 @@ import pytest
 
 from crane_jupyterlab.bench import cli
 from crane_jupyterlab.bench.notebooks import bound_names
+from crane_jupyterlab.server.trial import platform_sandbox
 
 pytestmark = pytest.mark.integration  # real kernels
 
@@ -131,3 +132,68 @@ def test_bound_names_are_the_notebook_namespace_ones() -> None:
         "%matplotlib inline"
     )
     assert bound_names(source) == {"np", "os", "z", "a", "b", "c", "i", "f", "K", "squares", "w"}
+
+
+# --fixes: (source, outcome). The state a fix's trial sees is the kernel's before the cell ran; the real
+# run of a crashed cell keeps its side effects (the append), so the fixed cell run after it can fail.
+FIX_CELLS = [
+    ("import pandas as pd\ndf = pd.DataFrame({'Age': [22.0, 38.0], 'Fare': [7.25, 71.3]})\nitems = []", "ok"),
+    ("mean_age = df['Agee'].mean()", "crash"),  # KeyError on a close column: fixed, the fix runs
+    ("print(mean_age)", "ok"),  # bound by the fixed run: no cascade
+    ("items.append(1)\nassert len(items) == 1\nfare = df['Faer'].sum()", "crash"),  # fixed run: Assertion
+    ("print(fare)", "cascade"),  # the fixed run failed too
+    ("total = df['Qwxyz'].sum()", "crash"),  # no close column: no fix
+]
+
+
+@pytest.mark.skipif(not platform_sandbox().available, reason="no OS sandbox for trial runs here")
+def test_fixes_are_run_in_place_of_the_crashed_cell(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cells = [
+        {"cell_type": "code", "metadata": {}, "source": s, "outputs": [], "execution_count": None}
+        for s, _ in FIX_CELLS
+    ]
+    (tmp_path / "fix.ipynb").write_text(
+        json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells})
+    )
+    out, figures_path = tmp_path / "cells.jsonl", tmp_path / "summary.json"
+    argv = ["notebooks", str(tmp_path), "--trial", "auto", "--fixes", "--timeout", "20", "--out", str(out)]
+    assert cli.main([*argv, "--summary-json", str(figures_path)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["outcome"] for r in rows] == [outcome for _, outcome in FIX_CELLS]
+    fixed = rows[1]
+    assert fixed["fix"]["title"] == "df['Agee'] → df['Age']" and fixed["fix"]["origin"] == "close-name"
+    assert fixed["fix"]["source"] == "mean_age = df['Age'].mean()" and fixed["fix"]["trial_ms"] > 0
+    assert fixed["timing"]["fix_ms"] >= fixed["fix"]["trial_ms"]
+    assert fixed["fix_run"]["status"] == "ok"
+    assert rows[3]["fix"]["source"].endswith("fare = df['Fare'].sum()")
+    assert rows[3]["fix_run"]["status"] == "error" and rows[3]["fix_run"]["exception"] == "AssertionError"
+    assert rows[5]["fix"] is None and rows[5]["fix_run"] is None and rows[5]["timing"]["fix_ms"] == 0
+    assert all(r["fix"] is None and r["fix_run"] is None for r in (rows[0], rows[2]))
+
+    f = json.loads(figures_path.read_text())["fixes"]
+    assert f["on_crash"] == {"offered": 2, "of": 3, "pct": 66.7}
+    assert (f["fixed_runs"], f["fixed_ok"], f["precision_pct"]) == (2, 1, 50.0)
+    assert f["on_not_crashed"] == 0 and f["fix_ms"]["n"] == 2
+    assert [b["where"].rsplit("#")[1] for b in f["crash_without_fix"]] == ["5"]
+    printed = capsys.readouterr().out
+    assert "fix precision: 50.0 % (1 of 2 fixed runs succeeded)" in printed
+
+
+def test_without_the_flag_no_fix_is_tried(tmp_path: Path) -> None:
+    cells = [
+        {"cell_type": "code", "metadata": {}, "source": s, "outputs": [], "execution_count": None}
+        for s, _ in FIX_CELLS[:3]
+    ]
+    (tmp_path / "fix.ipynb").write_text(
+        json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells})
+    )
+    out = tmp_path / "cells.jsonl"
+    assert (
+        cli.main(["notebooks", str(tmp_path), "--trial", "auto", "--timeout", "20", "--out", str(out)]) == 0
+    )
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["outcome"] for r in rows] == ["ok", "crash", "cascade"]  # nothing ran in the crash's place
+    assert all(r["fix"] is None and r["fix_run"] is None and r["timing"]["fix_ms"] == 0 for r in rows)
+    assert cli.main(["notebooks", str(tmp_path), "--trial", "off", "--fixes"]) == 2

@@ -110,6 +110,18 @@ def test_undefined_names_skip_builtins_locals_comprehensions_and_imports() -> No
     assert sorted(r["undefined"]) == ["helper", "missing_in_comp", "undefined_in_loop"]
 
 
+def test_undefined_names_carry_close_names_and_importable_modules(tmp_path: Path, monkeypatch: Any) -> None:
+    """What a fix needs: the kernel's close names of a typo, and whether a name is a module on sys.path
+    (a helper module beside the notebook), found without importing it."""
+    (tmp_path / "helpers_beside_nb.py").write_text("raise RuntimeError('imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    r = run("model.fit(X_trian)\nhelpers_beside_nb.plot()\nlenn(x)", {"X_train": 1, "model": 2, "x": 3})
+    assert sorted(r["undefined"]) == ["X_trian", "helpers_beside_nb", "lenn"]
+    assert r["undefined_close"] == {"X_trian": ["X_train"], "lenn": ["len"]}
+    assert r["undefined_importable"] == ["helpers_beside_nb"]
+    assert "helpers_beside_nb" not in sys.modules  # found, never imported
+
+
 def test_del_makes_a_later_read_undefined() -> None:
     r = run("del x\nprint(x)", {"x": 1})
     assert r["undefined"] == ["x"]

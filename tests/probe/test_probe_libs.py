@@ -33,7 +33,7 @@ def test_ndarray_shape_dtype_nan_range_and_label_counts() -> None:
     assert fx["shape"] == [2, 2] and fx["dtype"] == "float64" and fx["nan"] == 1
     assert (fx["min"], fx["max"]) == (1.0, 4.0)
     fy = facts(entry(r, "y"))
-    assert fy["unique"] == 3 and fy["kind"] == "categorical"
+    assert fy["unique"] == 3 and fy["kind"] == "few-valued"
     assert fy["counts"] == [[2, 3], [1, 2], [0, 1]]  # most frequent first: the smallest class is visible
     assert_categories(entry(r, "X"))
 
@@ -130,6 +130,14 @@ def test_series_value_counts_show_the_rarest_class() -> None:
     y = pd.Series(["a"] * 50 + ["b"] * 49 + ["b "], name="species")
     f = facts(entry(run("train_test_split(X, y, stratify=y)", {"y": y}), "y"))
     assert f["unique"] == 3 and f["counts"][-1] == ["b ", 1] and f["name"] == "species"
+
+
+def test_few_integers_are_few_valued_and_only_a_category_dtype_is_categorical() -> None:
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"rooms": [1, 2, 3, 2, 4, 3], "city": pd.Categorical(["a", "b", "c", "a", "b", "c"])})
+    e = entry(run('df["rooms"].mean()\ndf["city"]', {"df": df}), "df")
+    assert facts(child(e, "df['rooms']"))["kind"] == "few-valued"
+    assert facts(child(e, "df['city']"))["kind"] == "categorical"
 
 
 def test_all_nan_column_is_flagged() -> None:

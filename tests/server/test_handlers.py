@@ -42,7 +42,7 @@ async def test_crashing_pair_and_fixed_twin(jp_fetch: Any, kernels: Any, llm_stu
     assert "x: ndarray (3, 4)" in crash["runtime_text"]
     assert crash["executed_cells"] == 1
     assert crash["tokens"] == {"prompt": 100, "completion": 20}
-    assert set(crash["timing"]) == {"extraction_ms", "llm_ms", "trial_ms", "total_ms"}
+    assert set(crash["timing"]) == {"extraction_ms", "llm_ms", "trial_ms", "fix_ms", "total_ms"}
     assert crash["timing"]["total_ms"] >= crash["timing"]["extraction_ms"] + crash["timing"]["llm_ms"]
     assert any(o["expr"] == "x" for o in crash["runtime"]["objects"])
 
@@ -106,6 +106,35 @@ async def test_code_still_being_typed_gets_no_verdict_while_typing(
         assert code == 200 and body["verdict"]["source"] == "syntax", (invalid, body)
     code, body = await analyze(jp_fetch, k.id, "total = df['age'].sum()", typing=True)
     assert code == 200 and body["status"] == "ok" and body["verdict"]["source"] != "syntax", body
+
+
+async def test_the_checks_tier_answers_without_the_trial_or_the_model(
+    jp_fetch: Any, kernels: Any, llm_stub: Any
+) -> None:
+    """`tier: "checks"` is the first badge: the probe and the checks only, status "ok" without the no-model
+    hint, even when the request asks for a trial and a model is configured; the full tier then adds them."""
+    llm_stub.default = crash_if("x: ndarray (3, 4)", TARGET, reasoning="index 5 is out of bounds")
+    k = await kernels.start(
+        NUMPY_SETUP.format(cols=4), "import pandas as pd", "df = pd.DataFrame({'age': [1]})"
+    )
+    code, body = await analyze(jp_fetch, k.id, TARGET, tier="checks", settings={"trial": True})
+    assert code == 200 and body["status"] == "ok" and body.get("hint") is None, body
+    assert body["verdict"] == {**body["verdict"], "detection": False, "source": "checks"}
+    assert body["trial"] is None and body["timing"]["trial_ms"] == 0 and body["model"] is None
+    assert "x: ndarray (3, 4)" in body["runtime_text"]
+    assert llm_stub.requests == []
+    # A certain crash is said by the first tier already.
+    code, body = await analyze(jp_fetch, k.id, "df['agee'].sum()", tier="checks")
+    assert code == 200 and body["verdict"]["detection"] is True and body["verdict"]["source"] == "checks", (
+        body
+    )
+    # The full tier asks the model (and runs the trial where this machine can).
+    code, body = await analyze(jp_fetch, k.id, TARGET, settings={"trial": True})
+    assert code == 200 and body["verdict"]["detection"] is True, body
+    assert len(llm_stub.requests) == 1
+    assert (body["trial"] is not None) == platform_sandbox().available
+    code, body = await analyze(jp_fetch, k.id, TARGET, tier="both")
+    assert code == 400 and body["field"] == "tier"
 
 
 async def test_busy_kernel_answers_409_at_once_and_is_not_interrupted(jp_fetch: Any, kernels: Any) -> None:

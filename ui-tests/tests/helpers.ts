@@ -39,18 +39,28 @@ export async function setSetting(
   );
 }
 
-/** Resolve with the next successful analysis of `source`. */
+/**
+ * Resolve with the next successful analysis of `source`: its full check (the trial run and the
+ * model, when they are on), or with `tier` "checks" the checks' quick first answer.
+ */
 export function analysisOf(
   page: IJupyterLabPageFixture,
-  source: string
+  source: string,
+  tier: 'checks' | 'full' = 'full'
 ): Promise<Response> {
   return page.waitForResponse(
     async response => {
       if (!response.url().includes('/crane/analyze')) {
         return false;
       }
-      const body = response.request().postDataJSON() as { source?: string } | null;
+      const body = response.request().postDataJSON() as {
+        source?: string;
+        tier?: string;
+      } | null;
       if (body?.source !== source || response.status() !== 200) {
+        return false;
+      }
+      if ((body.tier ?? 'full') !== tier) {
         return false;
       }
       const json = (await response.json()) as { status: string };

@@ -95,7 +95,7 @@ test('will crash: a certain crash before Shift-Enter, its cause and decisive fac
     )
     .toContain('KeyError');
   await expect(badge).toHaveAttribute('data-crane-state', 'confirmed');
-  await expect(badge).toContainText("Crashed as warned (the run raised the crash): KeyError: 'Agee'");
+  await expect(badge).toContainText("Crashed as warned: KeyError: 'Agee'");
   // No prediction comes back above the real traceback.
   await page.waitForTimeout(2500);
   await expect(badge).toHaveAttribute('data-crane-state', 'confirmed');

@@ -166,7 +166,7 @@ test('a cell that trains for 30 s and then crashes shows the quick trial\'s warn
   expect(reply.verdict.source).toBe('quick');
   await expect(badge).toHaveAttribute('data-crane-state', 'will-crash');
   await expect(badge).toContainText(
-    `Will crash — seen in a quick trial, loops cut to their first ${reply.trial.quick?.k} iterations`
+    `Will crash (seen in a quick trial, loops cut to their first ${reply.trial.quick?.k} iterations; the crash does not depend on how many ran)`
   );
   await expect(badge).toContainText('KeyError');
   // Before it is run: the user's kernel did not run it.
@@ -187,6 +187,7 @@ const KERAS_SETUP = [
   '                          keras.layers.Dense(3, activation="softmax")])',
   'model.compile("adam", "sparse_categorical_crossentropy")',
   'model.fit(x, y, epochs=1, verbose=0)',
+  'x5 = np.random.rand(64, 5).astype("float32")  # 5 columns: one too many for this model',
   'y_new = y.copy()',
   'y_new[10] = 5  # a label the 3 classes do not have'
 ].join('\n');
@@ -197,7 +198,7 @@ const KERAS_FIT = 'history = model.fit(x, y_new, epochs=3, verbose=0)';
 test('a Keras fit that crashes inside its training step shows the observed crash before it runs (the trial worker)', async ({
   page
 }) => {
-  test.setTimeout(240_000);
+  test.setTimeout(420_000);
   await page.notebook.createNew('keras.ipynb');
   await page.notebook.setCell(0, 'code', KERAS_SETUP);
   await page.notebook.runCell(0, true);
@@ -243,4 +244,33 @@ test('a Keras fit that crashes inside its training step shows the observed crash
   // The real run crashes as observed.
   await runAndSee(page, 1, 'InvalidArgumentError');
   await expect(badge).toHaveAttribute('data-crane-state', 'confirmed');
+
+  // A shape error: 5 input columns into a model built for 4. The badge gives Keras' own line (not its
+  // "Exception encountered when calling" wrapper), the panel the facts that line compares.
+  // Shift-Enter on the last cell added an empty one after it: the new cell goes there.
+  await page.notebook.setCell(2, 'code', 'model.fit(x5, y[:64], epochs=1, verbose=0)');
+  await page.notebook.selectCells(2);
+  const shapeAnalysis = page.waitForResponse(
+    async response =>
+      response.url().includes('/crane/analyze') &&
+      (
+        response.request().postDataJSON() as {
+          settings?: { trial?: boolean };
+        } | null
+      )?.settings?.trial === true,
+    { timeout: 180_000 }
+  );
+  await page.evaluate(() =>
+    window.jupyterapp.commands.execute('crane:trial-run-cell')
+  );
+  await shapeAnalysis;
+  const shapeBadge = await badgeOf(page, 2);
+  await expect(shapeBadge).toHaveAttribute('data-crane-state', 'will-crash');
+  await expect(shapeBadge).toContainText(
+    'expected axis -1 of input shape to have value 4'
+  );
+  await expect(shapeBadge).not.toContainText('Exception encountered');
+  await expect(shapeBadge).not.toContainText('Arguments received');
+  await expect(panel.locator('.jp-Crane-decisive')).toContainText('x5');
+  await screenshot(page.locator('#jp-main-content-panel'), 'sidebar-keras-shape');
 });

@@ -21,7 +21,8 @@ with these stable keys (category in brackets):
   `close` [S] (names close to a missing attribute/key/column), `note` [R] (why something was not read),
   `undefined_globals` [S] (globals a user function reads that the kernel lacks).
 - 1-D data and frame columns: `nan` [V] (count), `min`/`max` [V], `unique` [V] (count), `kind` [V]
-  (binary, categorical, continuous, many-valued, constant, text, empty, all-nan), `examples` [V],
+  (binary, few-valued, categorical (a category dtype), continuous, many-valued, constant, text, empty,
+  all-nan), `examples` [V],
   `counts` [V] (`[[value, count], ...]`: most frequent first, then the least frequent), `sampled` [V]
   (rows the stats ran on).
 - DataFrame: `columns` [S] (names, capped), `columns_more` [S], `dtypes` [R] (`{dtype: count}`),

@@ -17,7 +17,7 @@ from ..cell import python_source
 from .access import _trusted_callable
 from .calls import _argument_checks, _path_checks
 from .docs import _docs
-from .facts import _Ctx, _entry, _trim
+from .facts import _close, _Ctx, _entry, _trim
 from .imports import import_facts
 from .libraries import _modules
 from .lineage import _lineage, _skip_lineage
@@ -132,6 +132,12 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
     undefined = [n for n in scan.free if _undefined(n, ns)] + list(scan.deleted_reads)
     if not scan.star_import:
         result["undefined"] = undefined
+        close = _undefined_close(undefined, ns)
+        if close:
+            result["undefined_close"] = close
+        importable = _importable(undefined)
+        if importable:
+            result["undefined_importable"] = importable
         # variables of formula strings the kernel lacks (patsy would find them nowhere but in data=)
         in_formulas = [n for f in formula_strings(tree) for n in formula_names(f)]
         absent = [n for n in dict.fromkeys(in_formulas) if _undefined(n, ns) and n not in undefined]
@@ -204,3 +210,34 @@ def _failure(exc: BaseException) -> str:
 
 def _undefined(name: str, ns: dict[str, Any]) -> bool:
     return name not in ns and not hasattr(builtins, name) and name not in IPYTHON_NAMES
+
+
+def _importable(undefined: list[str]) -> list[str]:
+    """Undefined names that are top-level modules this kernel could import (`mglearn` beside the
+    notebook): found on sys.path by the import system's finders, nothing imported."""
+    import importlib.machinery
+
+    out = []
+    for name in undefined[:10]:
+        if not name.isidentifier() or name in sys.modules:
+            continue
+        try:
+            if importlib.machinery.PathFinder.find_spec(name) is not None:
+                out.append(name)
+        except (ImportError, ValueError, OSError):
+            continue
+    return out
+
+
+def _undefined_close(undefined: list[str], ns: dict[str, Any]) -> dict[str, list[str]]:
+    """Names the kernel has that are close to each undefined one (a typo of a variable or a builtin)."""
+    if not undefined:
+        return {}
+    names = [k for k in list(ns)[:5000] if isinstance(k, str) and not k.startswith("_")]
+    names += [k for k in dir(builtins) if not k.startswith("_")]
+    out = {}
+    for name in undefined[:10]:
+        hits = [h for h in _close(name, names) if h != name]
+        if hits:
+            out[name] = hits
+    return out

@@ -125,6 +125,8 @@ def _values_1d(flat: Any, e: dict[str, Any], ctx: _Ctx, discrete: bool) -> None:
 
 
 def _kind(n_unique: int, discrete: bool) -> str:
+    """What 1-D values look like. A few distinct integers are "few-valued", not "categorical": only a
+    category dtype says the values are categories (a count of rooms, a rating is a number)."""
     if n_unique == 0:
         return "empty"
     if n_unique == 1:
@@ -132,7 +134,7 @@ def _kind(n_unique: int, discrete: bool) -> str:
     if n_unique == 2:
         return "binary"
     if discrete and n_unique <= 30:
-        return "categorical"
+        return "few-valued"
     return "continuous" if not discrete else "many-valued"
 
 

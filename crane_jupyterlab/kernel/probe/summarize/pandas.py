@@ -161,7 +161,10 @@ def _series_facts(s: Any, e: dict[str, Any], ctx: _Ctx, counts: bool) -> None:
         _add(e, "V", "min", _num(s.min()) if numeric else _stamp(s.min()))
         _add(e, "V", "max", _num(s.max()) if numeric else _stamp(s.max()))
     _add(e, "V", "unique", uniq)
-    _add(e, "V", "kind", _kind(uniq, discrete or uniq <= 10) if not (not numeric and uniq > 30) else "text")
+    kind_text = _kind(uniq, discrete or uniq <= 10) if not (not numeric and uniq > 30) else "text"
+    if str(dtype) == "category" and kind_text in ("few-valued", "many-valued", "text"):
+        kind_text = "categorical"  # the dtype says so; the number of distinct values does not
+    _add(e, "V", "kind", kind_text)
     vc = None
     if not numeric and kind not in "mMb":
         vc = s.value_counts(dropna=True)

@@ -1,0 +1,80 @@
+"""Verified fixes through the real server and kernels: a candidate is offered only when a trial ran the
+edited cell on the same kernel state to its end; one that fails in its trial is never shown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from llm_stub import StubLLM
+from support import STUB_MODEL, analyze
+
+from crane_jupyterlab.server.trial import platform_sandbox
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not platform_sandbox().available, reason="no OS sandbox for trial runs here"),
+]
+
+FRAME = "import pandas as pd\ndf = pd.DataFrame({'Age': [22.0, 38.0], 'Fare': [7.25, 71.3]})"
+
+
+@pytest.fixture
+def crane_config(llm_stub: StubLLM, crane_env: None) -> dict[str, Any]:
+    # Trials on demand only: the fixes are tried all the same (the crash is certain from the checks).
+    return {"model": STUB_MODEL, "api_base": llm_stub.url, "llm_timeout": 20.0, "trial": "on-demand"}
+
+
+async def test_a_close_column_is_offered_once_its_trial_ran(jp_fetch: Any, kernels: Any) -> None:
+    k = await kernels.start(FRAME)
+    cell = "mean_age = df['Agee'].mean()\nprint(mean_age)"
+    code, body = await analyze(jp_fetch, k.id, cell)
+    assert code == 200 and body["verdict"]["detection"] is True and body["verdict"]["source"] == "checks"
+    [fix] = body["fixes"]
+    assert fix["title"] == "df['Agee'] → df['Age']" and fix["origin"] == "close-name"
+    assert fix["source"] == "mean_age = df['Age'].mean()\nprint(mean_age)"
+    assert fix["tried"].startswith("tried: the edited cell then ran to its end in a trial")
+    assert fix["line"] == 1 and not fix["shortened"] and fix["trial_ms"] > 0
+    assert body["timing"]["fix_ms"] >= fix["trial_ms"]
+    # Nothing ran in the kernel itself.
+    assert await k.value("'mean_age' in globals()") == "False"
+    # The fixed cell gets no fix (and no crash).
+    code, fixed = await analyze(jp_fetch, k.id, fix["source"])
+    assert fixed["fixes"] == [] and fixed["timing"]["fix_ms"] == 0
+
+
+async def test_a_candidate_that_fails_in_its_trial_is_never_shown(jp_fetch: Any, kernels: Any) -> None:
+    k = await kernels.start(FRAME)
+    # The close column fixes the KeyError, but the cell crashes next anyway: nothing is offered.
+    code, body = await analyze(jp_fetch, k.id, "mean_age = df['Agee'].mean()\nratio = int(mean_age) // 0")
+    assert code == 200 and body["verdict"]["detection"] is True
+    assert body["fixes"] == [] and body["timing"]["fix_ms"] > 0
+    # A column no name of the frame is close to: no candidate, no trial, fix_ms stays 0 ("none tried").
+    code, body = await analyze(jp_fetch, k.id, "total = df['Qwxyz'].sum()")
+    assert code == 200 and body["verdict"]["detection"] is True
+    assert body["fixes"] == [] and body["timing"]["fix_ms"] == 0
+    # An alias whose module this kernel cannot import: the import candidate fails its trial.
+    code, body = await analyze(jp_fetch, k.id, "booster = xgbx.train({}, None)\nimport_it = xgbx")
+    assert code == 200 and body["fixes"] == [], body["fixes"]
+
+
+async def test_an_import_under_the_usual_alias_and_a_renamed_api(jp_fetch: Any, kernels: Any) -> None:
+    k = await kernels.start(FRAME)
+    code, body = await analyze(jp_fetch, k.id, "x = np.arange(3).sum()")
+    assert code == 200 and body["verdict"]["detection"] is True, body["verdict"]
+    [fix] = body["fixes"]
+    assert (fix["origin"], fix["title"]) == ("import", "add `import numpy as np`")
+    assert fix["source"] == "import numpy as np\nx = np.arange(3).sum()"
+    # pandas 2 removed iteritems; the fix comes from the library's own message.
+    code, body = await analyze(jp_fetch, k.id, "for name, col in df.iteritems():\n    print(name)")
+    assert code == 200 and body["verdict"]["detection"] is True, body["verdict"]
+    [fix] = body["fixes"]
+    assert fix["origin"] in ("renamed-api", "close-name") and ".items()" in fix["source"], fix
+
+
+async def test_fixes_can_be_turned_off_per_request(jp_fetch: Any, kernels: Any) -> None:
+    k = await kernels.start(FRAME)
+    code, body = await analyze(jp_fetch, k.id, "df['Agee'].mean()", settings={"fixes": False})
+    assert code == 200 and body["verdict"]["detection"] is True and body["fixes"] == []
+    code, body = await analyze(jp_fetch, k.id, "df['Agee'].mean()", tier="checks")
+    assert body["fixes"] == [] and body["timing"]["fix_ms"] == 0
