@@ -282,10 +282,11 @@ def _apply(cell: str, picks: list[tuple[tokenize.TokenInfo, str]]) -> tuple[str,
 
 
 def _first_changed(before: str, after: str) -> int | None:
-    for i, (a, b) in enumerate(zip(before.splitlines(), after.splitlines(), strict=False), start=1):
+    old, new = before.splitlines(), after.splitlines()
+    for i, (a, b) in enumerate(zip(old, new, strict=False), start=1):
         if a != b:
             return i
-    return None
+    return min(len(old), len(new)) + 1 if len(old) != len(new) else None
 
 
 def _diff_title(before: str, after: str) -> str:
@@ -293,7 +294,9 @@ def _diff_title(before: str, after: str) -> str:
     line = _first_changed(before, after)
     if line is None:
         return "edit the cell"
-    a, b = before.splitlines()[line - 1], after.splitlines()[line - 1]
+    old_lines, new_lines = before.splitlines(), after.splitlines()
+    a = old_lines[line - 1] if line <= len(old_lines) else ""
+    b = new_lines[line - 1] if line <= len(new_lines) else ""
     start = 0
     while start < min(len(a), len(b)) and a[start] == b[start]:
         start += 1
@@ -301,10 +304,10 @@ def _diff_title(before: str, after: str) -> str:
     while end < min(len(a), len(b)) - start and a[len(a) - 1 - end] == b[len(b) - 1 - end]:
         end += 1
     # Widen to whole tokens so the title reads as code: back to a separator, forward to one.
-    while start > 0 and (a[start - 1].isalnum() or a[start - 1] in "_.'\""):
+    while start > 0 and (a[start - 1].isalnum() or a[start - 1] in "_.'\"["):
         start -= 1
     old, new = a[start : len(a) - end], b[start : len(b) - end]
-    while end > 0 and (a[len(a) - end].isalnum() or a[len(a) - end] in "_"):
+    while end > 0 and (a[len(a) - end].isalnum() or a[len(a) - end] in "_]"):
         old, new = old + a[len(a) - end], new + a[len(a) - end]
         end -= 1
     return f"{old.strip()} → {new.strip()}"

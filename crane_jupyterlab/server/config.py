@@ -176,8 +176,9 @@ class ServiceConfig:
         True,
         help="""Verified fixes: for a crash that is certain or observed, edits drawn from the facts (a close
         column, key, attribute or variable name; a missing import of a usual alias; an API the library
-        renamed, by its own message) are run as trials on the same kernel state, and the first whose
-        trial runs to its end is offered with an Apply button. Needs trial runs (not "off"); no edit is
+        renamed, by its own message; then, with a model, the model's smallest edit) are run as trials
+        on the same kernel state, and the first whose trial runs to its end is offered with an Apply
+        button. Needs trial runs (not "off"); no edit is
         offered untried. False: no fix trials.""",
     )
     trial_hooks_only: bool = option(

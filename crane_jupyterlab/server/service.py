@@ -63,6 +63,7 @@ DocsFn = Callable[[list[dict[str, Any]]], str]
 BackendFactory = Callable[[ModelSpec], Backend]
 # invoke(client, target, arguments, timeout): one silent payload call (the trial run's requests).
 InvokeFn = Callable[[Any, str, str, float], Awaitable[dict[str, Any]]]
+FixFn = Callable[[str, list[dict[str, str]]], Awaitable[str]]
 
 
 @dataclass
@@ -75,6 +76,8 @@ class Parts:
     render_docs: DocsFn
     make_backend: BackendFactory
     invoke: InvokeFn | None = None  # None: this service runs no trials
+    # (model, chat messages) -> the model's answer text, asked for the fix schema; None: no model fixes
+    suggest_fix: FixFn | None = None
 
 
 def default_parts(config: ServiceConfig) -> Parts:
@@ -126,6 +129,26 @@ def default_parts(config: ServiceConfig) -> Parts:
         assert backend is not None  # only the "none" backend is None
         return _TranslatedBackend(backend)
 
+    async def suggest_fix(model: str, messages: list[dict[str, str]]) -> str:
+        from ..fixes.model import FIX_SCHEMA
+        from ..llm.errors import LLMError
+        from ..llm.litellm_backend import LiteLLMBackend
+
+        await asyncio.to_thread(litellm)  # its first import takes seconds: not on the event loop
+        backend = LiteLLMBackend(
+            model,
+            api_base=config.api_base or None,
+            api_key=config.api_key.get_secret_value() if config.api_key else None,
+            response_format=config.response_format,
+            temperature=0.0,
+            timeout=config.llm_timeout,
+            schema=("cell_fix", FIX_SCHEMA),
+        )
+        try:
+            return (await backend.complete(messages)).content
+        except LLMError as exc:
+            raise ModelFailure(str(getattr(exc, "kind", "unknown")), str(exc)) from exc
+
     return Parts(
         extract=extract,
         render=runtime_text.render,
@@ -133,6 +156,7 @@ def default_parts(config: ServiceConfig) -> Parts:
         render_docs=render_docs,
         make_backend=make_backend,
         invoke=invoke,
+        suggest_fix=suggest_fix,
     )
 
 
@@ -265,16 +289,15 @@ class AnalysisService:
         messages += [f.message for f in verdict.findings]
         messages += [n for n in _notes(result.runtime or {})]
         found = fixes.candidates(request.source, result.runtime or {}, messages, executed=executed)
-        found = [c for c in found if trials.parses(c.source)]
+        offered = await self._first_that_runs(request.kernel_id, found)
+        if not offered and eff.model is not None and self.parts.suggest_fix is not None:
+            # Nothing from the facts ran: the model, once, for the smallest edit.
+            crash = messages[0] if messages else verdict.reasoning
+            proposed = await self._model_fix(eff.model, request.source, crash, result.runtime_text, executed)
+            offered = await self._first_that_runs(request.kernel_id, [proposed] if proposed else [])
+            found = found + ([proposed] if proposed else [])
         if not found:
-            return result  # no candidate tried: fix_ms stays 0
-        offered = []
-        link = await self.pool.link(request.kernel_id)
-        for candidate in found:
-            outcome, trial_ms = await self._trial(link, candidate.source)
-            if outcome.status == "finished":  # ran to its end, or a quick trial's first iterations
-                offered.append(_offer(candidate, outcome, trial_ms))
-                break
+            return result  # no candidate: fix_ms stays 0
         timing = result.timing.model_copy(
             update={
                 "fix_ms": (time.perf_counter() - started) * 1000,
@@ -282,6 +305,41 @@ class AnalysisService:
             }
         )
         return result.model_copy(update={"fixes": offered, "timing": timing})
+
+    async def _first_that_runs(self, kernel_id: str, found: list[fixes.Candidate]) -> list[Fix]:
+        """The first candidate whose trial ran to its end (or ran a quick trial's first iterations), as
+        the one fix offered; none when every trial failed."""
+        found = [c for c in found if trials.parses(c.source)]
+        if not found:
+            return []
+        link = await self.pool.link(kernel_id)
+        for candidate in found:
+            outcome, trial_ms = await self._trial(link, candidate.source)
+            if outcome.status == "finished":
+                return [_offer(candidate, outcome, trial_ms)]
+        return []
+
+    async def _model_fix(
+        self, model: str, cell: str, crash: str, runtime_text: str, executed: list[str]
+    ) -> fixes.Candidate | None:
+        """The model's smallest edit, validated; None when it failed, answered malformed, or rewrote the
+        cell (each logged: a fix is extra, never a reason to lose the verdict)."""
+        from ..fixes import model as fix_model
+        from ..llm.errors import MalformedAnswer
+
+        assert self.parts.suggest_fix is not None
+        asked = fix_model.messages(cell, crash, runtime_text, executed)
+        try:
+            text = await asyncio.wait_for(
+                self.parts.suggest_fix(model, asked), self.config.llm_timeout + LLM_TIMEOUT_GRACE_S
+            )
+            proposed = fix_model.candidate(cell, fix_model.parse(text))
+        except (ModelFailure, MalformedAnswer, asyncio.TimeoutError) as exc:
+            self.log.warning("crane: model %s proposed no usable fix (%s)", model, type(exc).__name__)
+            return None
+        if proposed is None:
+            self.log.info("crane: model %s proposed no edit or a rewrite; not tried", model)
+        return proposed
 
     async def _analyze(
         self, request: AnalyzeRequest, eff: _Effective, executed: list[str] | None = None

@@ -179,6 +179,58 @@ async def test_real_model_votes_and_cache(llama_server: str) -> None:
     assert again.cached and again.detection == first.detection and again.reasoning == first.reasoning
 
 
+async def test_real_model_fix_is_offered_only_after_its_trial_ran(llama_server: str) -> None:
+    """The model as a source of fix candidates, end to end: a real kernel, a real trial, Gemma asked for
+    the smallest edit. Whatever a 270M model proposes, an offered fix is one whose run succeeds."""
+    from dataclasses import replace
+
+    from crane_jupyterlab.api import AnalyzeRequest, AnalyzeSettings
+    from crane_jupyterlab.bench.kernels import fresh_kernel
+    from crane_jupyterlab.bench.notebooks import KERNEL_ID, _OneKernel, execute
+    from crane_jupyterlab.server.config import ServiceConfig
+    from crane_jupyterlab.server.service import AnalysisService, default_parts
+    from crane_jupyterlab.server.trial import platform_sandbox
+
+    if not platform_sandbox().available:
+        pytest.skip("no OS sandbox for trial runs here")
+    config = ServiceConfig(
+        model="openai/gemma",
+        api_base=llama_server,
+        response_format="json_object_schema",
+        llm_timeout=180.0,
+        trial="on-demand",
+    )
+    parts = default_parts(config)
+    answers: list[str] = []
+
+    async def asked(model: str, messages: list[dict[str, str]]) -> str:
+        assert parts.suggest_fix is not None
+        text = await parts.suggest_fix(model, messages)
+        answers.append(text)
+        return text
+
+    async with fresh_kernel() as (manager, kc):
+        setup = await execute(
+            kc, manager, "import pandas as pd\ndf = pd.DataFrame({'Age': [22.0, 38.0]})", 60
+        )
+        assert setup["status"] == "ok"
+        service = AnalysisService(config, _OneKernel(manager), parts=replace(parts, suggest_fix=asked))
+        try:
+            cell = "row = df.loc[10]\nprint(row['Age'])"
+            result = await service.analyze(
+                AnalyzeRequest(kernel_id=KERNEL_ID, source=cell, settings=AnalyzeSettings(trial=True))
+            )
+        finally:
+            await service.close()
+        assert result.verdict is not None and result.verdict.source == "trial" and result.verdict.detection
+        assert len(answers) == 1  # nothing from the facts applied: the model was asked once
+        for fix in result.fixes:
+            assert fix.origin == "model" and fix.source != cell
+            run = await execute(kc, manager, fix.source, 60)
+            assert run["status"] == "ok", (fix.source, run)
+        print(f"gemma proposed: {answers[0][:300]!r}; offered: {[f.title for f in result.fixes]}")
+
+
 if __name__ == "__main__":
     import argparse
 

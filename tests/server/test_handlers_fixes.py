@@ -3,10 +3,11 @@ edited cell on the same kernel state to its end; one that fails in its trial is 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
-from llm_stub import StubLLM
+from llm_stub import Reply, StubLLM, answer
 from support import STUB_MODEL, analyze
 
 from crane_jupyterlab.server.trial import platform_sandbox
@@ -78,3 +79,45 @@ async def test_fixes_can_be_turned_off_per_request(jp_fetch: Any, kernels: Any) 
     assert code == 200 and body["verdict"]["detection"] is True and body["fixes"] == []
     code, body = await analyze(jp_fetch, k.id, "df['Agee'].mean()", tier="checks")
     assert body["fixes"] == [] and body["timing"]["fix_ms"] == 0
+
+
+def fix_reply(cell: str) -> Any:
+    """The stub's answers: the fix asked for (by the fix prompt's system message) is `cell`; any other
+    request (a verdict) gets "no crash"."""
+
+    def reply(body: dict[str, Any]) -> Reply:
+        if "You fix one cell" in body["messages"][0]["content"]:
+            return Reply(content=json.dumps({"reasoning": "use a row the frame has", "cell": cell}))
+        return answer(False, "no crash")
+
+    return reply
+
+
+async def test_the_model_proposes_a_fix_only_when_the_facts_gave_none_and_it_ran(
+    jp_fetch: Any, kernels: Any, llm_stub: StubLLM
+) -> None:
+    k = await kernels.start(FRAME)
+    cell = "row = df.loc[10]\nprint(row['Age'])"
+    # Observed in a trial (KeyError: 10); no close name, import or renamed API: the model is asked.
+    llm_stub.default = fix_reply("row = df.loc[1]\nprint(row['Age'])")
+    code, body = await analyze(jp_fetch, k.id, cell, settings={"trial": True})
+    assert code == 200 and body["verdict"]["source"] == "trial", body["verdict"]
+    [fix] = body["fixes"]
+    assert (fix["origin"], fix["title"], fix["line"]) == ("model", "df.loc[10] → df.loc[1]", 1)
+    assert fix["source"] == "row = df.loc[1]\nprint(row['Age'])" and "ran to its end" in fix["tried"]
+    asked = [r for r in llm_stub.requests if "You fix one cell" in r["body"]["messages"][0]["content"]]
+    assert len(asked) == 1
+    prompt = asked[0]["body"]["messages"][1]["content"]
+    assert cell in prompt and "KeyError: 10" in prompt and "df" in prompt
+
+    # Its edit crashes too: not shown.
+    llm_stub.default = fix_reply("row = df.loc[11]\nprint(row['Age'])")
+    code, body = await analyze(jp_fetch, k.id, cell, settings={"trial": True})
+    assert code == 200 and body["verdict"]["detection"] is True and body["fixes"] == []
+    # A rewrite, not a fix: refused before any trial; a malformed answer: no fix, the verdict stands.
+    llm_stub.default = fix_reply("import numpy as np\nx = np.zeros(3)\ny = x + 1\nz = y * 2\nprint(z)")
+    code, body = await analyze(jp_fetch, k.id, cell, settings={"trial": True})
+    assert code == 200 and body["fixes"] == []
+    llm_stub.default = Reply(content="I would change the row.")
+    code, body = await analyze(jp_fetch, k.id, cell, settings={"trial": True})
+    assert code == 200 and body["verdict"]["source"] == "trial" and body["fixes"] == []
