@@ -73,6 +73,15 @@ async def test_an_import_under_the_usual_alias_and_a_renamed_api(jp_fetch: Any, 
     assert fix["origin"] in ("renamed-api", "close-name") and ".items()" in fix["source"], fix
 
 
+async def test_a_renamed_api_whose_edit_still_crashes_is_never_shown(jp_fetch: Any, kernels: Any) -> None:
+    k = await kernels.start(FRAME)
+    # items() fixes the AttributeError, then the loop body divides by zero: no fix is offered.
+    cell = "for name, col in df.iteritems():\n    print(name, len(col) // 0)"
+    code, body = await analyze(jp_fetch, k.id, cell, settings={"trial": True})
+    assert code == 200 and body["verdict"]["detection"] is True, body["verdict"]
+    assert body["fixes"] == [] and body["timing"]["fix_ms"] > 0
+
+
 async def test_fixes_can_be_turned_off_per_request(jp_fetch: Any, kernels: Any) -> None:
     k = await kernels.start(FRAME)
     code, body = await analyze(jp_fetch, k.id, "df['Agee'].mean()", settings={"fixes": False})
