@@ -70,6 +70,23 @@ export function analysisOf(
   );
 }
 
+/** Resolve with the next analysis that asked for a trial run ("Trial-Run Cell"). */
+export function trialAnalysis(
+  page: IJupyterLabPageFixture,
+  timeout?: number
+): Promise<Response> {
+  return page.waitForResponse(
+    response =>
+      response.url().includes('/crane/analyze') &&
+      (
+        response.request().postDataJSON() as {
+          settings?: { trial?: boolean };
+        } | null
+      )?.settings?.trial === true,
+    timeout === undefined ? {} : { timeout }
+  );
+}
+
 export async function badgeOf(
   page: IJupyterLabPageFixture,
   index: number

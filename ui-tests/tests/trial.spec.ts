@@ -8,6 +8,7 @@ import { expect, test } from '@jupyterlab/galata';
 
 import {
   analysisOf,
+  trialAnalysis,
   badgeOf,
   checked,
   MISSED,
@@ -43,15 +44,7 @@ test('Trial-Run Cell observes a crash that the checks and the model missed, befo
   await notebookWithData(page, 'observed.ipynb');
   // The server runs trials only when asked (ui-tests/jupyter_server_test_config.py): no crash found.
   await checked(page, 1, MISSED, 'no-crash');
-  const analysis = page.waitForResponse(
-    async response =>
-      response.url().includes('/crane/analyze') &&
-      (
-        response.request().postDataJSON() as {
-          settings?: { trial?: boolean };
-        } | null
-      )?.settings?.trial === true
-  );
+  const analysis = trialAnalysis(page);
   await page.evaluate(() =>
     window.jupyterapp.commands.execute('crane:trial-run-cell')
   );
@@ -137,16 +130,7 @@ test('a cell that trains for 30 s and then crashes shows the quick trial\'s warn
   const badge = await badgeOf(page, 1);
   await expect(badge).toHaveAttribute('data-crane-state', 'no-crash');
   await page.notebook.selectCells(1);
-  const analysis = page.waitForResponse(
-    async response =>
-      response.url().includes('/crane/analyze') &&
-      (
-        response.request().postDataJSON() as {
-          settings?: { trial?: boolean };
-        } | null
-      )?.settings?.trial === true,
-    { timeout: 60_000 }
-  );
+  const analysis = trialAnalysis(page, 60_000);
   await page.evaluate(() =>
     window.jupyterapp.commands.execute('crane:trial-run-cell')
   );
@@ -204,16 +188,7 @@ test('a Keras fit that crashes inside its training step shows the observed crash
   await page.notebook.runCell(0, true);
   await page.notebook.addCell('code', KERAS_FIT);
   await page.notebook.selectCells(1);
-  const analysis = page.waitForResponse(
-    async response =>
-      response.url().includes('/crane/analyze') &&
-      (
-        response.request().postDataJSON() as {
-          settings?: { trial?: boolean };
-        } | null
-      )?.settings?.trial === true,
-    { timeout: 180_000 }
-  );
+  const analysis = trialAnalysis(page, 180_000);
   await page.evaluate(() =>
     window.jupyterapp.commands.execute('crane:trial-run-cell')
   );
@@ -250,16 +225,7 @@ test('a Keras fit that crashes inside its training step shows the observed crash
   // Shift-Enter on the last cell added an empty one after it: the new cell goes there.
   await page.notebook.setCell(2, 'code', 'model.fit(x5, y[:64], epochs=1, verbose=0)');
   await page.notebook.selectCells(2);
-  const shapeAnalysis = page.waitForResponse(
-    async response =>
-      response.url().includes('/crane/analyze') &&
-      (
-        response.request().postDataJSON() as {
-          settings?: { trial?: boolean };
-        } | null
-      )?.settings?.trial === true,
-    { timeout: 180_000 }
-  );
+  const shapeAnalysis = trialAnalysis(page, 180_000);
   await page.evaluate(() =>
     window.jupyterapp.commands.execute('crane:trial-run-cell')
   );
