@@ -292,6 +292,16 @@ function deciderLabel(
   }
 }
 
+/** "a, b and c": `items` joined with commas, the last two by `pair` (which words the conjunction). */
+function joinList(
+  items: string[],
+  pair: (head: string, last: string) => string
+): string {
+  return items.length > 1
+    ? pair(items.slice(0, -1).join(', '), items[items.length - 1])
+    : (items[0] ?? '');
+}
+
 /** "tried: a trial run, the checks and the model". */
 export function triedLabel(trans: TranslationBundle, tried: Tried[]): string {
   const parts = tried.map(t => {
@@ -304,14 +314,9 @@ export function triedLabel(trans: TranslationBundle, tried: Tried[]): string {
         return trans.__('the model');
     }
   });
-  const list =
-    parts.length > 1
-      ? trans.__(
-          '%1 and %2',
-          parts.slice(0, -1).join(', '),
-          parts[parts.length - 1]
-        )
-      : (parts[0] ?? '');
+  const list = joinList(parts, (head, last) =>
+    trans.__('%1 and %2', head, last)
+  );
   return trans.__('tried: %1', list);
 }
 
@@ -480,15 +485,10 @@ export function causeText(
   if (!close.length || /did you mean/i.test(cause)) {
     return cause;
   }
-  const quoted = close.map(c => `'${c}'`);
-  const options =
-    quoted.length > 1
-      ? trans.__(
-          '%1 or %2',
-          quoted.slice(0, -1).join(', '),
-          quoted[quoted.length - 1]
-        )
-      : quoted[0];
+  const options = joinList(
+    close.map(c => `'${c}'`),
+    (head, last) => trans.__('%1 or %2', head, last)
+  );
   const sentence = /[.!?…]$/.test(cause) ? cause : `${cause}.`;
   return trans.__('%1 Did you mean %2?', sentence, options);
 }
