@@ -127,6 +127,7 @@ def _all(
 
 
 def _entries(runtime: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every object the probe described, and their children, breadth first."""
     stack = list(runtime.get("objects") or [])
     while stack:
         entry = stack.pop(0)
@@ -135,11 +136,24 @@ def _entries(runtime: dict[str, Any]) -> Iterator[dict[str, Any]]:
             stack.extend(entry.get("children") or [])
 
 
-def _close_of(entry: dict[str, Any]) -> list[str]:
+def _fact(entry: dict[str, Any], key: str) -> Any:
+    """The value of the entry's fact `key` (None when it has none)."""
     for fact in entry.get("facts") or []:
-        if isinstance(fact, dict) and fact.get("key") == "close" and isinstance(fact.get("value"), list):
-            return [v for v in fact["value"] if isinstance(v, str)]
-    return []
+        if isinstance(fact, dict) and fact.get("key") == key:
+            return fact.get("value")
+    return None
+
+
+def _close_of(entry: dict[str, Any]) -> list[str]:
+    close = _fact(entry, "close")
+    return [v for v in close if isinstance(v, str)] if isinstance(close, list) else []
+
+
+def notes(runtime: dict[str, Any]) -> list[str]:
+    """The messages the probe recorded reading what the cell reads and the kernel lacks (a library's own
+    word on a missing attribute, e.g. NumPy naming the replacement of a removed alias)."""
+    found = (_fact(entry, "note") for entry in _entries(runtime) if entry.get("missing"))
+    return [note for note in found if isinstance(note, str)]
 
 
 def _close_members(cell: str, runtime: dict[str, Any]) -> Iterator[Candidate]:

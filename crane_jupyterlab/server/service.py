@@ -287,7 +287,7 @@ class AnalysisService:
         started = time.perf_counter()
         messages = [f"{t.exception}: {t.message}" for t in [result.trial] if t and t.status == "crashed"]
         messages += [f.message for f in verdict.findings]
-        messages += [n for n in _notes(result.runtime or {})]
+        messages += fixes.notes(result.runtime or {})
         found = fixes.candidates(request.source, result.runtime or {}, messages, executed=executed)
         offered = await self._first_that_runs(request.kernel_id, found)
         if not offered and eff.model is not None and self.parts.suggest_fix is not None:
@@ -298,11 +298,9 @@ class AnalysisService:
             found = found + ([proposed] if proposed else [])
         if not found:
             return result  # no candidate: fix_ms stays 0
+        fix_ms = (time.perf_counter() - started) * 1000
         timing = result.timing.model_copy(
-            update={
-                "fix_ms": (time.perf_counter() - started) * 1000,
-                "total_ms": result.timing.total_ms + (time.perf_counter() - started) * 1000,
-            }
+            update={"fix_ms": fix_ms, "total_ms": result.timing.total_ms + fix_ms}
         )
         return result.model_copy(update={"fixes": offered, "timing": timing})
 
@@ -552,25 +550,6 @@ class AnalysisService:
 
 # The verdicts a fix is looked for: a certain or observed crash (a prediction is not enough to edit for).
 FIXABLE = frozenset({"trial", "checks", "quick"})
-
-
-def _notes(runtime: dict[str, Any]) -> list[str]:
-    """The messages the probe recorded reading what the cell reads (a library's own word on a missing
-    attribute, e.g. NumPy naming the replacement of a removed alias)."""
-    out = []
-    stack = list(runtime.get("objects") or [])
-    while stack:
-        entry = stack.pop()
-        if not isinstance(entry, dict):
-            continue
-        stack.extend(entry.get("children") or [])
-        if entry.get("missing"):
-            out += [
-                f["value"]
-                for f in entry.get("facts") or []
-                if isinstance(f, dict) and f.get("key") == "note" and isinstance(f.get("value"), str)
-            ]
-    return out
 
 
 def _offer(candidate: fixes.Candidate, outcome: TrialOutcome, trial_ms: float) -> Fix:

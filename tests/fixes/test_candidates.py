@@ -3,7 +3,7 @@ comment; each a proposal until a trial runs it (tests/server/test_fixes.py)."""
 
 from __future__ import annotations
 
-from crane_jupyterlab.fixes import candidates
+from crane_jupyterlab.fixes import candidates, notes
 
 
 def frame(missing: str, close: list[str], kind: str = "missing column") -> dict:
@@ -126,3 +126,25 @@ def test_a_module_the_probe_found_importable_gets_a_plain_import():
     [c] = candidates("mglearn.plots.plot_animal_tree()", runtime, [])
     assert (c.origin, c.source) == ("import", "import mglearn\nmglearn.plots.plot_animal_tree()")
     assert candidates("mglearn.plots.plot_animal_tree()", {"objects": [], "undefined": ["mglearn"]}, []) == []
+
+
+def test_notes_are_the_probe_messages_of_what_the_kernel_lacks():
+    note = "`np.NaN` was removed in the NumPy 2.0 release. Use `np.nan` instead."
+    runtime = {
+        "objects": [
+            {
+                "expr": "np",
+                "missing": False,
+                "facts": [{"key": "note", "value": "a module"}],
+                "children": [
+                    {
+                        "expr": "np.NaN",
+                        "missing": True,
+                        "facts": [{"key": "note", "value": note}],
+                        "children": [],
+                    }
+                ],
+            }
+        ]
+    }
+    assert notes(runtime) == [note]
