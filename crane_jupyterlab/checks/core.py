@@ -79,5 +79,13 @@ def cell_context(source: str, tree: ast.Module, view: RuntimeView) -> CellContex
         return evaluators[0]
 
     imports: list[ImportSite] = []
-    sites = walk_cell(tree, view.is_library, view.modules.__contains__, runtime, imports)
+    sites = walk_cell(
+        tree,
+        view.is_library,
+        view.modules.__contains__,
+        runtime,
+        imports,
+        view.global_binds,
+        view.undefined.__contains__,
+    )
     return CellContext(source, tree, view, sites, evaluators[0], imports)

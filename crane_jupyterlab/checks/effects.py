@@ -28,6 +28,26 @@ DYNAMIC_BUILTINS = frozenset(
     {"exec", "eval", "globals", "locals", "vars", "setattr", "delattr", "__import__"}
 )
 
+# Names through which a call can bind any global (beyond DYNAMIC_BUILTINS).
+NAMESPACE_NAMES = DYNAMIC_BUILTINS | {"get_ipython", "__builtins__", "breakpoint", "compile", "__main__"}
+# Attributes through which code reaches a namespace (a frame's, a function's, IPython's, sys.modules);
+# `get_ipython().run_line_magic(...)` is judged by `opaque` (harmless magics only).
+NAMESPACE_ATTRS = frozenset(
+    {"__globals__", "f_globals", "f_locals", "f_back", "user_ns", "user_global_ns", "user_module",
+     "__builtins__", "modules", "_getframe", "currentframe", "__dict__", "__setattr__", "import_module",
+     "__import__"}
+)  # fmt: skip
+# Modules whose functions can bind the notebook's globals (sys.modules['__main__'], builtins.x = ...).
+NAMESPACE_MODULES = frozenset(
+    {"sys", "builtins", "__main__", "importlib", "inspect", "IPython", "ctypes", "gc", "runpy", "types",
+     "code"}
+)  # fmt: skip
+
+
+def _union(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+    return None if a is None or b is None else a | b
+
+
 # Methods that leave their receiver as it was (unless called with inplace=True).
 PURE_METHODS = frozenset(
     {
@@ -129,14 +149,27 @@ class CallEffects:
     modules_imported: set[str]
     is_library: Callable[[str], bool]
     is_module: Callable[[str], bool]
+    global_binds: Callable[[str], frozenset[str] | None]
+    is_undefined: Callable[[str], bool]
 
     def touch(self, name: str) -> None:
         raise NotImplementedError
 
     def call_effects(self, call: ast.Call) -> None:
         func = call.func
-        if self.opaque(call):
+        opaque = self.opaque(call)
+        # The globals this call may bind: those the code reachable from its callee and arguments may.
+        binds = self.expr_binds(call) if opaque else None
+        if opaque:
             self.s.barrier = True
+            self.may_bind(binds)
+        elif self.reaches_namespace(call):
+            self.may_bind(None)  # `sys.modules['__main__'].__dict__.update(...)`
+        else:
+            # A library object the cell handed notebook code to (`pipe.func = f; pipe.fit(X)`).
+            for sub in ast.walk(call):
+                if isinstance(sub, ast.Name) and sub.id in self.s.binds_of:
+                    self.may_bind(self.s.binds_of[sub.id])
         if isinstance(func, ast.Attribute):
             receiver = root_name(func.value)
             if (
@@ -144,17 +177,74 @@ class CallEffects:
                 and not self.is_module_name(receiver)
                 and (func.attr not in PURE_METHODS or _truthy_inplace(call))
             ):
-                self.touch(receiver)
+                self.touch_with(receiver, opaque, binds)
         pure_callee = (isinstance(func, ast.Name) and func.id in PURE_BUILTINS) or self.leaves_arguments(call)
         if not pure_callee:
             for arg in [*call.args, *(kw.value for kw in call.keywords)]:
                 value = arg.value if isinstance(arg, ast.Starred) else arg
                 if isinstance(value, ast.Name):
-                    self.touch(value.id)
+                    self.touch_with(value.id, opaque, binds)
                 elif isinstance(value, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
                     for sub in ast.walk(value):
                         if isinstance(sub, ast.Name):
-                            self.touch(sub.id)
+                            self.touch_with(sub.id, opaque, binds)
+
+    def touch_with(self, name: str, opaque: bool, binds: frozenset[str] | None) -> None:
+        """`name`'s object may be changed by the call: notebook code (an opaque call) may store into it
+        anything the call reaches, so it reaches that code too."""
+        if opaque:
+            self.s.binds_of[name] = _union(self.name_binds(name), binds)
+        self.touch(name)
+
+    def may_bind(self, binds: frozenset[str] | None) -> None:
+        if binds is None:
+            self.s.rebinds_any = True
+        else:
+            self.s.rebinds.update(binds)
+
+    def reaches_namespace(self, call: ast.Call) -> bool:
+        """A library call through a module that can reach the notebook's namespace (`sys`, `builtins`)."""
+        name = root_name(call.func)
+        if name is None:
+            return False
+        path = self.s.imports.get(name) or (name if self.is_module_name(name) else "")
+        return path.split(".", 1)[0] in NAMESPACE_MODULES or any(
+            isinstance(sub, ast.Attribute) and sub.attr in NAMESPACE_ATTRS for sub in ast.walk(call)
+        )
+
+    def name_binds(self, name: str) -> frozenset[str] | None:
+        """The globals the code reachable from `name`'s current value may bind (None: any)."""
+        if name in NAMESPACE_NAMES:
+            return None
+        if name in self.s.binds_of:
+            known: frozenset[str] | None = self.s.binds_of[name]
+            return known
+        imported = self.s.imports.get(name)
+        if imported is not None:
+            return None if imported.split(".", 1)[0] in NAMESPACE_MODULES else frozenset()
+        if name in self.s.bound or name in self.user_callables:
+            return frozenset() if name in self.library_names else None
+        known = self.global_binds(name)
+        if known is not None:
+            return known
+        if self.is_undefined(name):
+            return frozenset()  # no value: it reaches no code (reading it raises NameError)
+        if hasattr(builtins, name) and self.library_name(name):
+            return frozenset()
+        return None
+
+    def expr_binds(self, node: ast.expr) -> frozenset[str] | None:
+        """The globals that evaluating `node` (calls included) may bind, from every name it reads."""
+        out: set[str] = set()
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Attribute) and sub.attr in NAMESPACE_ATTRS:
+                return None
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                binds = self.name_binds(sub.id)
+                if binds is None:
+                    return None
+                out |= binds
+        return frozenset(out)
 
     def leaves_arguments(self, call: ast.Call) -> bool:
         """A library call that reads its arguments without changing them (`model.fit(X, y)`,

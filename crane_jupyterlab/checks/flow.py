@@ -28,6 +28,7 @@ from .effects import (
     PURE_METHODS,
     CallEffects,
     _context_is_plain,
+    _union,
 )
 from .site import Site, root_name
 
@@ -59,6 +60,12 @@ class _State:
     unpacked: dict[str, tuple[ast.Call, int]] = field(default_factory=dict)  # `a, b = f()`: b -> (f(), 1)
     fitted: dict[str, tuple[ast.Call, ast.Call]] = field(default_factory=dict)  # name -> (constructor, fit)
     assigned: dict[str, ast.expr] = field(default_factory=dict)  # name -> expression it was bound to
+    # Globals a call into notebook code may have bound so far (any, or those listed).
+    rebinds_any: bool = False
+    rebinds: set[str] = field(default_factory=set)
+    # name -> the globals the code reachable from its current value may bind (None: any), for names
+    # this cell bound or changed; the kernel's objects answer from the probe (view.global_binds).
+    binds_of: dict[str, frozenset[str] | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -92,9 +99,17 @@ class _NoRuntime:
 
 
 class _Walker(CallEffects):
-    def __init__(self, is_library: Callable[[str], bool], is_module: Callable[[str], bool]) -> None:
+    def __init__(
+        self,
+        is_library: Callable[[str], bool],
+        is_module: Callable[[str], bool],
+        global_binds: Callable[[str], frozenset[str] | None] = lambda _: None,
+        is_undefined: Callable[[str], bool] = lambda _: False,
+    ) -> None:
         self.is_library = is_library
         self.is_module = is_module
+        self.global_binds = global_binds
+        self.is_undefined = is_undefined
         self.runtime: Runtime = _NoRuntime()
         self.modules_imported: set[str] = set()  # names bound by `import x` / `import x as y` here
         self.sites: list[Site] = []
@@ -111,6 +126,7 @@ class _Walker(CallEffects):
         self.touch(name)
         self.s.deleted.discard(name)
         self.s.imports.pop(name, None)
+        self.s.binds_of.pop(name, None)  # a new value: its code is unknown until the caller says
 
     def touch(self, name: str) -> None:
         self.s.touched.add(name)
@@ -137,6 +153,8 @@ class _Walker(CallEffects):
             tuple(s.unpacked.items()),
             tuple(s.fitted.items()),
             tuple(s.assigned.items()),
+            s.rebinds_any,
+            frozenset(s.rebinds),
         )
 
     def uncertain(self, *parts: Callable[[], None]) -> None:
@@ -167,9 +185,10 @@ class _Walker(CallEffects):
     def stmt(self, node: ast.stmt) -> None:
         if isinstance(node, ast.Assign):
             made_by_library = self.library_expr(node.value)
+            value_binds = self.expr_binds(node.value)
             self.expr(node.value)
             for target in node.targets:
-                self.store(target)
+                self.store(target, value_binds)
                 if made_by_library and isinstance(target, (ast.Name, ast.Tuple, ast.List)):
                     self.library_names.update(_target_names(target))
             single = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
@@ -189,12 +208,14 @@ class _Walker(CallEffects):
                     self.s.unpacked[elt.id] = (node.value, i)
         elif isinstance(node, ast.AugAssign):
             self.expr(_as_load(node.target))  # `x += 1` reads x (and `df['a'] += 1` reads df['a'])
+            value_binds = self.expr_binds(node.value)
             self.expr(node.value)
-            self.store(node.target)
+            self.store(node.target, value_binds)
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
+                value_binds = self.expr_binds(node.value)
                 self.expr(node.value)
-                self.store(node.target)
+                self.store(node.target, value_binds)
                 if self.s.certain and isinstance(node.target, ast.Name):
                     self.s.assigned[node.target.id] = node.value
         elif isinstance(node, (ast.Expr, ast.Return)):
@@ -213,6 +234,7 @@ class _Walker(CallEffects):
                 self.uncertain(lambda: self.block(node.body), lambda: self.block(node.orelse))
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             self.expr(node.iter)
+            self.forget_binds(node)
             if self.s.certain and self.runtime.nonempty(node.iter, self.snapshot(node.iter)):
                 # The first iteration certainly runs, up to the first statement that may break/continue.
                 self.store(node.target)
@@ -225,6 +247,7 @@ class _Walker(CallEffects):
                     lambda: self.block(node.orelse),
                 )
         elif isinstance(node, ast.While):
+            self.forget_binds(node)
             self.expr(node.test)
             if self.decide(node.test) is True:
                 self.loop_body(node.body)  # the first iteration runs, up to a break/continue
@@ -279,6 +302,7 @@ class _Walker(CallEffects):
             for alias in node.names:
                 if alias.name == "*":
                     self.s.barrier = True  # binds names we cannot list
+                    self.may_bind(None)
                     continue
                 name = alias.asname or alias.name.split(".")[0]
                 self.bind(name)
@@ -321,6 +345,7 @@ class _Walker(CallEffects):
                 if isinstance(sub, ast.Name):
                     self.bind(sub.id)
             self.s.barrier = True
+            self.may_bind(None)
 
     def loop_body(self, body: list[ast.stmt]) -> None:
         saved = self.s.certain
@@ -346,23 +371,48 @@ class _Walker(CallEffects):
         for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
             self.expr(default)
 
-    def store(self, target: ast.expr) -> None:
-        """Evaluate the parts of an assignment target that are read, then bind or mutate."""
+    def store(self, target: ast.expr, value_binds: frozenset[str] | None = None) -> None:
+        """Evaluate the parts of an assignment target that are read, then bind or mutate.
+        `value_binds`: the globals the code reachable from the stored value may bind (None: any)."""
         if isinstance(target, ast.Name):
+            # Where the assignment may not run (a branch, a `try` body an exception may leave first), the
+            # name may still hold its old value: both count.
+            replaced = self.s.certain and not self.s.handlers
+            before = frozenset() if replaced else self.name_binds(target.id)
             self.bind(target.id)
+            self.s.binds_of[target.id] = _union(before, value_binds)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
-                self.store(elt)
+                self.store(elt, value_binds)
         elif isinstance(target, ast.Starred):
-            self.store(target.value)
+            self.store(target.value, value_binds)
         elif isinstance(target, ast.Subscript):
             self.expr(target.value)
             self.expr(target.slice)
             self.record(target)  # the item assignment itself can fail (e.g. a str key on an array)
+            self.taint_root(target, value_binds)
             self.touch_root(target)
         elif isinstance(target, ast.Attribute):
             self.expr(target.value)
+            self.taint_root(target, value_binds)
             self.touch_root(target)
+
+    def taint_root(self, node: ast.expr, value_binds: frozenset[str] | None) -> None:
+        """`x.a = v` / `x[k] = v`: x now also reaches the code v reaches."""
+        name = root_name(node)
+        if name is not None:
+            self.s.binds_of[name] = _union(self.name_binds(name), value_binds)
+
+    def forget_binds(self, loop: ast.For | ast.AsyncFor | ast.While) -> None:
+        """A loop body is walked once, but a later iteration sees what an earlier one stored: every name
+        the loop binds or hands to a call may reach any code (None) in and after it."""
+        for sub in ast.walk(loop):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+                self.s.binds_of[sub.id] = None
+            elif isinstance(sub, ast.Call):
+                for part in ast.walk(sub):
+                    if isinstance(part, ast.Name):
+                        self.s.binds_of[part.id] = None
 
     def touch_root(self, node: ast.expr) -> None:
         name = root_name(node)
@@ -470,6 +520,8 @@ def walk_cell(
     is_module: Callable[[str], bool] = lambda _: False,
     runtime: Callable[[list[Site]], Runtime] | None = None,
     imports: list[ImportSite] | None = None,
+    global_binds: Callable[[str], frozenset[str] | None] = lambda _: None,
+    is_undefined: Callable[[str], bool] = lambda _: False,
 ) -> list[Site]:
     """All expression sites of the cell, in evaluation order.
 
@@ -477,9 +529,11 @@ def walk_cell(
     cannot run the user's code); calls through any other name raise the barrier. `is_module(name)`
     says whether a kernel name is a module. `runtime(sites)` answers, from the sites walked so far,
     which conditions the runtime decides and which loops certainly iterate. `imports` receives the
-    import statements, in order.
+    import statements, in order. `global_binds(name)` says which globals calling into the kernel object
+    `name` may bind (None: any; the probe's `binds_globals`), `is_undefined(name)` whether the kernel
+    certainly lacks the name.
     """
-    walker = _Walker(is_library, is_module)
+    walker = _Walker(is_library, is_module, global_binds, is_undefined)
     if runtime is not None:
         walker.runtime = runtime(walker.sites)
     walker.block(tree.body)

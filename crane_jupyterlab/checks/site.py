@@ -24,6 +24,14 @@ class Site:
     unpacked: tuple[tuple[str, tuple[ast.Call, int]], ...] = ()  # `fig, ax = plt.subplots()`: ax -> (call, 1)
     fitted: tuple[tuple[str, tuple[ast.Call, ast.Call]], ...] = ()  # `m = C(); m.fit(X)`: m -> (C(), fit)
     assigned: tuple[tuple[str, ast.expr], ...] = ()  # `X = <expr>` that certainly ran, X untouched since
+    # Globals that a call before this site may have bound: any (True), or only those in `rebinds`.
+    rebinds_any: bool = True
+    rebinds: frozenset[str] = frozenset()
+
+    def may_define(self, name: str) -> bool:
+        """Whether code run before this site (a call into notebook code, a star import) may have bound
+        the global `name` (unlike `barrier`, a call whose code binds no such name leaves it alone)."""
+        return self.rebinds_any or name in self.rebinds
 
     def imported(self, name: str) -> str | None:
         """The dotted path `name` was imported as in this cell (`pd` -> `pandas`), if it still is."""

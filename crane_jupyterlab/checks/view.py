@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..kernel.probe.safe import TRUSTED_ROOTS
+from .effects import NAMESPACE_MODULES
 
 BUILTIN_VALUE_TYPES = frozenset(
     {"int", "float", "bool", "str", "bytes", "complex", "NoneType", "list", "tuple", "dict", "set",
      "frozenset", "range"}
 )  # fmt: skip
+CONTAINER_TYPES = frozenset({"list", "tuple", "dict", "set", "frozenset"})
 # Types that say "a callable" without saying whose.
 CALLABLE_TYPES = frozenset({"function", "type", "method", "abc.ABCMeta", "functools.partial"})
 
@@ -188,6 +190,23 @@ class RuntimeView:
         if info.type in BUILTIN_VALUE_TYPES:
             return True
         return type_root(info.type) in TRUSTED_ROOTS
+
+    def global_binds(self, name: str) -> frozenset[str] | None:
+        """The notebook globals that calling (into) the kernel object `name` may bind: the probe's
+        `binds_globals`, read from the code reachable from the object (kernel/probe/binds.py); a module
+        or builtin binds none unless it reaches namespaces; None (any) when not known."""
+        info = self.objects.get(name)
+        if info is not None and not info.missing:
+            binds = info.raw.get("binds_globals")
+            if isinstance(binds, list) and all(isinstance(b, str) for b in binds):
+                return frozenset(binds)
+            if info.type in BUILTIN_VALUE_TYPES and info.type not in CONTAINER_TYPES:
+                return frozenset()  # a number or a string holds no code
+            return None
+        module = self.modules.get(name)
+        if module is not None:
+            return None if module.module.split(".", 1)[0] in NAMESPACE_MODULES else frozenset()
+        return None
 
 
 def _fact_map(entry: dict[str, Any]) -> dict[str, Any]:

@@ -53,6 +53,7 @@ MANIFEST = (
     "probe/safe",
     "probe/facts",
     "probe/access",
+    "probe/binds",
     "probe/signatures",
     "probe/scan",
     "probe/calls",

@@ -158,3 +158,100 @@ def test_invalid_escape_in_the_cell_warns_nothing_on_the_server() -> None:
         warnings.simplefilter("always")
         assert rules('pattern = "\\d+ rows"\nprint(pattern)', probe()) == []
     assert [str(w.message) for w in caught] == []
+
+
+# ----- reads after calls into notebook code (issue 29) ---------------------------------------------
+_NOTEBOOK = """
+import numpy as np
+class Net:
+    def __init__(self, n):
+        self.w = np.zeros(n)
+        self.act = relu
+    def fit(self, X):
+        return self.act(X)
+def relu(x):
+    return max(x, 0)
+def binder():
+    global history
+    history = 1
+class Trainer:
+    def run(self):
+        binder()
+def dynamic():
+    globals()["history"] = 1
+def uses_setattr(obj):
+    setattr(obj, "a", 1)
+def imports_sys():
+    import sys
+    return sys
+flag = True
+net = Net(3)
+"""
+
+
+def _kernel() -> dict[str, Any]:
+    from crane_jupyterlab.kernel.probe import run
+
+    ns: dict[str, Any] = {"__name__": "__main__"}  # as in a kernel: classes are __main__'s
+    exec(compile(_NOTEBOOK, "<ipython-input-1>", "exec"), ns)
+    return {"run": run, "ns": ns}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "model = Net(3)\nmodel.fit(1)\nprint(history)",  # the Keras-corpus shape: a class, then the read
+        "Net(3).fit(2)\nprint(history)",
+        "net.fit(2)\nprint(history)",
+        "relu(1)\nprint(history)",
+        "y = relu(net)\nprint(history)",
+    ],
+)
+def test_call_into_notebook_code_that_binds_nothing_keeps_the_read_certain(source: str) -> None:
+    k = _kernel()
+    findings = check(source, k["run"](source, None, k["ns"]))
+    assert [f.rule for f in findings] == ["undefined-name"]
+    assert "'history'" in findings[0].message
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "binder()\nprint(history)",  # `global history` assigned
+        "Trainer().run()\nprint(history)",  # transitively, through a method
+        "t = Trainer()\nt.run()\nprint(history)",
+        "dynamic()\nprint(history)",  # globals()
+        "uses_setattr(net)\nprint(history)",  # setattr
+        "imports_sys()\nprint(history)",  # an import of sys
+        "m = net\nif flag:\n    m = binder\nm()\nprint(history)",  # one path holds the binder
+        "m = net\ntry:\n    m = binder\nexcept Exception:\n    pass\nm()\nprint(history)",
+        "f = relu\nfor i in range(2):\n    f()\n    f = binder\nprint(history)",  # a later iteration
+        "net.act = binder\nnet.fit(1)\nprint(history)",  # the object now reaches the binder
+        "fs = [relu]\nfs.append(binder)\nfs[1]()\nprint(history)",
+        "net.act = binder\nnet.fit(1)\nprint(history)",
+        "pipe = np.zeros(3)\npipe.func = binder\npipe.sum()\nprint(history)",  # a library object holding it
+        "import sys\nsys.modules['__main__'].__dict__.update(history=1)\nprint(history)",
+        "from helpers import *\nrelu(1)\nprint(history)",
+    ],
+)
+def test_call_that_may_bind_the_name_leaves_the_read_uncertain(source: str) -> None:
+    k = _kernel()
+    findings = check(source, k["run"](source, None, k["ns"]))
+    assert [f.message for f in findings if "'history'" in f.message] == []
+
+
+def test_probe_reports_the_globals_notebook_code_may_bind() -> None:
+    from crane_jupyterlab.kernel.probe.binds import global_binds
+
+    ns = _kernel()["ns"]
+    assert global_binds(ns["Net"], ns) == []
+    assert global_binds(ns["net"], ns) == []
+    assert global_binds(ns["binder"], ns) == ["history"]
+    assert global_binds(ns["Trainer"], ns) == ["history"]
+    assert global_binds(ns["dynamic"], ns) is None
+    assert global_binds(ns["uses_setattr"], ns) is None
+    assert global_binds(ns["imports_sys"], ns) is None
+    assert global_binds([ns["relu"], {"k": ns["binder"]}], ns) == ["history"]
+    import functools
+
+    assert global_binds(functools.partial(ns["binder"]), ns) == ["history"]

@@ -2,9 +2,12 @@
 
 Evidence: the kernel does not define the name (the probe's `undefined` list, or for JunoBench the
 record plus the executed cells), and the cell reads it on every path before anything in the cell could
-bind it (branches, loop bodies, function bodies and `except NameError` make it uncertain; a call into
-user code may define globals, so reads after one are uncertain). A name deleted by `del` earlier in the
-cell is undefined whatever the kernel holds.
+bind it (branches, loop bodies, function bodies and `except NameError` make it uncertain). A call into
+notebook code makes later reads of a name uncertain only when the code it can reach may bind that name
+(`Site.may_define`: a `global` assignment of it, or anything that can bind any name, such as `exec`,
+`globals()`, `setattr`, an import, code whose source is not the notebook's; the probe's `binds_globals`,
+kernel/probe/binds.py, and the walker's bookkeeping in checks/flow.py). A name deleted by `del` earlier in
+the cell is undefined whatever the kernel holds.
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ def check(ctx: CellContext) -> Iterator[Finding]:
         name = node.id
         if not isinstance(node.ctx, ast.Load) or name in reported or site.caught(("NameError",)):
             continue
-        if name in site.deleted and not site.barrier:
+        if name in site.deleted and not site.may_define(name):
             evidence = [f"`del {name}` runs earlier in this cell"]
-        elif name in ctx.view.undefined and name not in site.bound and not site.barrier:
+        elif name in ctx.view.undefined and name not in site.bound and not site.may_define(name):
             evidence = [f"{name} is undefined in the kernel", f"the cell reads {name} before binding it"]
         else:
             continue

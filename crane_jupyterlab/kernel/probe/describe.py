@@ -15,9 +15,10 @@ from typing import Any
 
 from ..cell import python_source
 from .access import _trusted_callable
+from .binds import SCALARS, global_binds
 from .calls import _argument_checks, _path_checks
 from .docs import _docs
-from .facts import _close, _Ctx, _entry, _trim
+from .facts import _add, _close, _Ctx, _entry, _trim
 from .imports import import_facts
 from .libraries import _modules
 from .lineage import _lineage, _skip_lineage
@@ -155,7 +156,12 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
             continue
         if len(objects) >= MAX_ENTRIES:
             break
-        objects.append(_describe(value, name, ctx, hints.get(name)))
+        entry = _describe(value, name, ctx, hints.get(name))
+        if type(value) not in SCALARS:
+            binds = global_binds(value, ns)  # None: calling it may bind any global (no fact)
+            if binds is not None:
+                _add(entry, "R", "binds_globals", binds)
+        objects.append(entry)
     done = {o["expr"] for o in objects}
     for ref in scan.refs:
         if len(objects) >= MAX_ENTRIES or ref.root not in ns:
