@@ -142,6 +142,7 @@ def _prepare(
     tfwork.arm()  # a TensorFlow graph function ends the trial when called, instead of hanging
     step("threads")
     _libraries(scratch, random_state)
+    _startup_probes()
     step("libraries")
     os_layer = False
     failure = "no seccomp filter for this platform"
@@ -354,6 +355,91 @@ def _libraries(scratch: str, random_state: Any) -> None:  # pragma: no cover - c
     if asyncio is not None:
         with contextlib.suppress(Exception):
             asyncio.events._set_running_loop(None)  # the kernel's loop does not run here
+
+
+# Modules whose start-up probes start a process, and what answers them here without one.
+_LOKY_CONTEXT = "joblib.externals.loky.backend.context"
+
+
+def _physical_cores() -> int:
+    """Physical cores as loky counts them (`lscpu --parse=core`), read from /proc/cpuinfo instead."""
+    cores: set[tuple[str, str]] = set()
+    physical = ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key.strip() == "physical id":
+                    physical = value.strip()
+                elif key.strip() == "core id":
+                    cores.add((physical, value.strip()))
+    except OSError:
+        pass
+    return len(cores) or os.cpu_count() or 1
+
+
+def _answer_probes(cores: int) -> None:
+    """Seed what loky would start `lscpu` for, and run joblib's parallel work in this process."""
+    context = sys.modules.get(_LOKY_CONTEXT)
+    if context is not None and getattr(context, "physical_cores_cache", 0) is None:
+        setattr(context, "physical_cores_cache", cores)  # noqa: B010
+    joblib = sys.modules.get("joblib")
+    config = getattr(joblib, "parallel_config", None) or getattr(joblib, "parallel_backend", None)
+    if config is not None and not getattr(_answer_probes, "entered", False):
+        with contextlib.suppress(Exception):
+            # n_jobs > 1 would start worker processes: the same results, computed one after another.
+            config(backend="sequential").__enter__()
+            _answer_probes.entered = True  # type: ignore[attr-defined]
+
+
+class _AnswerAfter:
+    """A module's loader, then the probe answers once the module has run."""
+
+    def __init__(self, loader: Any, cores: int) -> None:
+        self.loader, self.cores = loader, cores
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self.loader.exec_module(module)
+        with contextlib.suppress(Exception):
+            _answer_probes(self.cores)
+
+
+class _ProbeAnswers:
+    """A meta path finder that answers the probes of joblib/loky once the cell imports them."""
+
+    cores = 1
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name not in ("joblib", _LOKY_CONTEXT):
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec: Any = finder.find_spec(name, path, target)
+            if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                spec.loader = _AnswerAfter(spec.loader, self.cores)
+                return spec
+            if spec is not None:
+                return spec
+        return None
+
+
+def _startup_probes() -> None:  # pragma: no cover - child only
+    """Library start-up probes that start a process (the sandbox refuses one, and the trial would end
+    "blocked" before the cell's real outcome) are answered in this process: loky's physical core count
+    (`lscpu`), and joblib's worker processes for n_jobs > 1 (the sequential backend instead). Libraries
+    are touched only when loaded; a later import of joblib is answered as it runs."""
+    try:
+        finder = _ProbeAnswers()
+        finder.cores = _physical_cores()
+        _answer_probes(finder.cores)
+        if _LOKY_CONTEXT not in sys.modules:
+            sys.meta_path.insert(0, finder)
+    except Exception:
+        pass
 
 
 def _refuse_input(guard: Guard) -> None:  # pragma: no cover - child only
