@@ -339,19 +339,26 @@ def _function(rt: Any, loop: Any, fn: Any, args: Any, kwargs: Any) -> Any:
     loop.runs += 1
     loop.kind = "fit"
     n0 = min(PROBE_ROWS, rows // 4)
-    try:
-        p_args, p_kwargs = _sampled(args, kwargs, rows, n0)
-        result, took = _quietly(lambda: fn(*p_args, **p_kwargs))
-    except Exception:
-        return fn(*args, **kwargs)
-    n = _plan(rt, rows, took, n0)
-    if n is None:
-        return fn(*args, **kwargs)
-    loop.cut, loop.iterations, loop.total = True, loop.iterations + n, rows
-    if n <= 2 * n0:
-        return result
-    s_args, s_kwargs = _sampled(args, kwargs, rows, n)
-    return fn(*s_args, **s_kwargs)
+    estimator = args[0]
+    jobs = _in_process(estimator) if callable(getattr(estimator, "get_params", None)) else {}
+    try:  # the estimator's own n_jobs too (a forest's predict): its threads may wait on a lock forever
+        try:
+            p_args, p_kwargs = _sampled(args, kwargs, rows, n0)
+            result, took = _quietly(lambda: fn(*p_args, **p_kwargs))
+        except Exception:
+            result, took = None, -1.0
+        n = _plan(rt, rows, took, n0) if took >= 0 else None
+        if n is not None:
+            loop.cut, loop.iterations, loop.total = True, loop.iterations + n, rows
+            if n <= 2 * n0:
+                return result
+            s_args, s_kwargs = _sampled(args, kwargs, rows, n)
+            return fn(*s_args, **s_kwargs)
+    finally:
+        if jobs:
+            with contextlib.suppress(Exception):
+                estimator.set_params(**jobs)
+    return fn(*args, **kwargs)  # all rows fit in the budget, or the probe says nothing: whole
 
 
 def _minimize(rt: Any, loop: Any, fn: Any, args: Any, kwargs: Any) -> Any:
