@@ -227,3 +227,31 @@ def test_a_long_minimize_stops_after_its_first_iterations(kit: SimpleNamespace) 
     assert outcome["exception"] == "ValueError" and outcome["quick"]["crash"] == "depends"
     cut = next(loop for loop in outcome["quick"]["loops"] if loop["kind"] == "minimize")
     assert cut["cut"] and outcome["elapsed_ms"] < 1800
+
+
+def test_a_keras_fit_wrapped_as_a_library_call_keeps_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """quick.keras_fit finds the cell's line of `model.fit` through libcalls' wrapper (a cut fit's
+    statement is what the dataflow starts from)."""
+    import sys
+    import types
+
+    class Callback:
+        pass
+
+    class Model:
+        def fit(self, *args: Any, **kwargs: Any) -> str:
+            return "fitted"
+
+    fake = types.ModuleType("keras")
+    fake.Model, fake.callbacks = Model, types.SimpleNamespace(Callback=Callback)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "keras", fake)
+    monkeypatch.setattr(Model, "fit", Model.fit)  # keras_fit patches it: restored after the test
+    rewritten = quick.rewrite("x = 1\nh = model.fit(x, epochs=5)", "<cell>", calls=True)
+    assert rewritten is not None
+    tree, plan = rewritten
+    runtime = quick.Runtime(plan, k=2)
+    runtime.filename = "<cell>"
+    quick.keras_fit(runtime)
+    ns: dict[str, Any] = {"model": Model(), quick.NAME: runtime}
+    exec(compile(tree, "<cell>", "exec"), ns)
+    assert ns["h"] == "fitted" and [f.line for f in runtime.fits] == [2]

@@ -419,8 +419,11 @@ def keras_fit(runtime: Runtime) -> None:
                 self.model.stop_training = True
 
     def quick_fit(self: Any, *args: Any, **kwargs: Any) -> Any:
-        caller = sys._getframe(1)
-        line = caller.f_lineno if caller.f_code.co_filename == runtime.filename else 0
+        caller: Any = sys._getframe(1)
+        wrappers = (Runtime.call.__code__, libcalls.run.__code__)  # the cell's call, wrapped (libcalls)
+        while caller is not None and caller.f_code in wrappers:
+            caller = caller.f_back
+        line = caller.f_lineno if caller is not None and caller.f_code.co_filename == runtime.filename else 0
         epochs = kwargs.get("epochs", args[4] if len(args) > 4 else 1)
         loop = Loop(line, "fit")
         loop.runs, loop.total = 1, epochs if isinstance(epochs, int) else None
