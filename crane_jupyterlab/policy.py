@@ -23,10 +23,20 @@ from .models import Finding, TrialOutcome, Verdict
 NO_CERTAIN_CRASH = "The deterministic checks found no certain crash (they cannot prove a cell safe)."
 
 
+# Kinds of the entries of a quick trial that are library calls run on a sample (kernel/trial/libcalls.py).
+SAMPLED_CALLS = frozenset({"rows", "fit", "minimize"})
+
+
 def cut_words(trial: TrialOutcome) -> str:
-    """ "loops cut to their first 2 iterations" """
+    """ "loops cut to their first 2 iterations", "long library calls run on a sample of their rows", or
+    both"""
     k = trial.quick.k if trial.quick is not None else 0
-    return f"loops cut to their first {k} iteration{'s' if k != 1 else ''}"
+    loops = f"loops cut to their first {k} iteration{'s' if k != 1 else ''}"
+    cut = [loop.kind for loop in trial.quick.loops if loop.cut] if trial.quick is not None else []
+    if not any(kind in SAMPLED_CALLS for kind in cut):
+        return loops
+    calls = "long library calls run on a sample of their rows"
+    return f"{loops}, {calls}" if any(kind not in SAMPLED_CALLS for kind in cut) else calls
 
 
 def observed(trial: TrialOutcome | None) -> Verdict | None:
@@ -102,10 +112,17 @@ def maybe_quick(trial: TrialOutcome | None) -> Verdict | None:
             f"it went on past the assert at line {trial.quick.skipped_asserts[0]}, which checks what the "
             "shortened loops computed, so the full run may stop there first."
             if trial.quick.skipped_asserts
-            else "the line reads what the shortened loops computed, so the full run may differ."
+            else f"the line reads what the {_shortened(trial)} computed, so the full run may differ."
         ),
         source="quick_may",
     )
+
+
+def _shortened(trial: TrialOutcome) -> str:
+    cut = [loop.kind for loop in trial.quick.loops if loop.cut] if trial.quick is not None else []
+    if cut and all(kind in SAMPLED_CALLS for kind in cut):
+        return "library calls run on a sample"
+    return "shortened loops"
 
 
 def without_model(findings: list[Finding], trial: TrialOutcome | None = None) -> Verdict:

@@ -36,6 +36,7 @@ MANIFEST = (
     "trial/sandbox/hooks",
     "trial/sandbox/__init__",
     "trial/outcome",
+    "trial/libcalls",
     "trial/quick",
     "trial/tfwork",
     "trial/execute",

@@ -62,6 +62,25 @@ def test_a_quick_trial_decides_only_with_a_crash_that_does_not_depend_on_the_cut
     assert seen is not None and not seen.detection and seen.source == "trial"
 
 
+def test_a_library_call_run_on_a_sample_is_named_as_such() -> None:
+    fit = TrialLoop(line=2, kind="fit", iterations=400, cut=True, total=30000)
+    sampled = TrialOutcome(
+        status="crashed", exception="ValueError", message="X has 4 features", line=3,
+        quick=QuickTrial(k=2, loops=[fit], cut=True, crash="certain"),
+    )  # fmt: skip
+    certain = policy.certain([], sampled)
+    assert certain is not None and certain.source == "quick"
+    assert "(long library calls run on a sample of their rows)" in certain.reasoning
+    maybe = policy.maybe_quick(
+        sampled.model_copy(update={"quick": sampled.quick.model_copy(update={"crash": "depends"})})
+    )
+    assert maybe is not None and "reads what the library calls run on a sample computed" in maybe.reasoning
+    both = _quick("crashed", "certain")
+    assert both.quick is not None
+    both.quick.loops.append(fit)
+    assert "first 2 iterations, long library calls run on a sample" in policy.cut_words(both)
+
+
 def test_an_observed_message_is_said_without_terminal_codes() -> None:
     # As the kernel reports it: Keras bolds names (CSI), some libraries link their docs (OSC 8).
     raw = {

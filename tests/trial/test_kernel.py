@@ -310,6 +310,40 @@ async def test_model_weights_after_a_fit_in_the_trial(
         assert await kit.printed(kc, same) is True
 
 
+async def test_long_library_calls_run_on_a_sample_in_a_quick_trial(
+    kernel: tuple[Any, AsyncKernelClient], kit: SimpleNamespace
+) -> None:
+    """A grid search (n_jobs=2: processes the sandbox refuses) and a KMeans (joblib asks `lscpu`) run
+    on a sample of their rows in a quick trial, so the crash after them is seen; the kernel's objects do
+    not change; a row-wise apply is cut and tiled back to the real index."""
+    kc = kernel[1]
+    pytest.importorskip("sklearn")
+    await run_cell(
+        kc,
+        "import time\nfrom sklearn.cluster import KMeans\nfrom sklearn.model_selection import GridSearchCV\n"
+        "from sklearn.svm import SVC\nrng = np.random.default_rng(0)\n"
+        "big = pd.DataFrame(rng.normal(size=(40000, 5)), columns=list('abcde'))\n"
+        "target = (big['a'] + rng.normal(size=40000) > 0).astype(int)\nbig_test = big.iloc[:20, :4]\n"
+        "grid = GridSearchCV(SVC(), {'C': [0.1, 1, 10]}, cv=5, n_jobs=2)\n"
+        "def slow(row):\n    t = time.perf_counter()\n    while time.perf_counter() - t < 0.0002:\n"
+        "        pass\n    return row['a']\n",
+    )
+    cell = (
+        "grid.fit(big, target)\nkm = KMeans(n_clusters=8, n_init=10).fit(big)\npred = grid.predict(big_test)"
+    )
+    outcome = (await kit.run_in_kernel(kc, cell, quick=True, budget_s=5.0))["outcome"]
+    assert (outcome["status"], outcome["exception"], outcome["line"]) == ("crashed", "ValueError", 3), outcome
+    assert outcome["quick"]["crash"] == "certain" and outcome["quick"]["cut"]
+    assert outcome["elapsed_ms"] < 5000
+    rows = (
+        "big['s'] = big.apply(slow, axis=1)\nassert big['s'].notna().all() and len(big) == 40000\nbig['zz']"
+    )
+    outcome = (await kit.run_in_kernel(kc, rows, quick=True, budget_s=5.0))["outcome"]
+    assert (outcome["exception"], outcome["quick"]["crash"]) == ("KeyError", "depends"), outcome
+    same = "print(json.dumps([hasattr(grid, 'best_estimator_'), grid.n_jobs, big.columns.tolist()]))"
+    assert await kit.printed(kc, same) == [False, 2, list("abcde")]
+
+
 def _has(module: str) -> bool:
     import importlib.util
 

@@ -134,3 +134,124 @@ def test_the_rewrite_keeps_the_cell_s_meaning() -> None:
     exec(compile(tree, "<cell>", "exec"), ns)
     assert ns["xs"] == [0, 1, 4, 9, 16] and ns["total"] == 3 and ns["done"] is True
     assert quick.rewrite("def (:", "<cell>") is None
+
+
+# -- long library calls (kernel/trial/libcalls.py) ---------------------------------------------------------
+
+SLOW_ROW = """import time
+def score(row):
+    t = time.perf_counter()
+    while time.perf_counter() - t < 0.0002:
+        pass
+    return row['a'] * 2
+"""
+
+
+def test_the_rewrite_wraps_known_long_library_calls_only_in_a_quick_trial() -> None:
+    pd = pytest.importorskip("pandas")
+    code = "s = frame['a'].map(lambda v: v * 2)\nt = frame.apply(lambda r: r['a'], axis=1)\nu = len(s)"
+    rewritten = quick.rewrite(code, "<cell>", calls=True)
+    assert rewritten is not None and ".call(" in __import__("ast").unparse(rewritten[0])
+    tree, plan = rewritten
+    ns: dict[str, Any] = {"frame": pd.DataFrame({"a": range(5)})}
+    ns[quick.NAME] = quick.Runtime(plan, k=1, long_s=60.0)
+    exec(compile(tree, "<cell>", "exec"), ns)
+    assert ns["s"].tolist() == [0, 2, 4, 6, 8] and ns["t"].tolist() == [0, 1, 2, 3, 4] and ns["u"] == 5
+    assert not ns[quick.NAME].report()["cut"]  # short calls run whole, as they are
+    counting = quick.rewrite(code, "<cell>")  # a full trial only counts loops: the calls stay as written
+    assert counting is not None and ".call(" not in __import__("ast").unparse(counting[0])
+
+
+def test_a_long_apply_runs_on_its_first_rows_and_keeps_the_real_index(kit: SimpleNamespace) -> None:
+    pd = pytest.importorskip("pandas")
+    ns: dict[str, Any] = {"df": pd.DataFrame({"a": range(200_000)}), "settings": {}}
+    # A crash after it on what it did not touch: certain.
+    cell = SLOW_ROW + "df['b'] = df.apply(score, axis=1)\nsettings['lr']"
+    outcome = quick_run(kit, cell, ns)
+    assert (outcome["exception"], outcome["line"], outcome["quick"]["crash"]) == ("KeyError", 8, "certain")
+    rows = next(loop for loop in outcome["quick"]["loops"] if loop["kind"] == "rows")
+    assert rows["cut"] and rows["total"] == 200_000 and 2 <= rows["iterations"] < 200_000
+    assert outcome["elapsed_ms"] < 1800
+    # The result has the real length and index (its rows repeated past the sample): the column goes in.
+    fine = quick_run(
+        kit, SLOW_ROW + "df['b'] = df.apply(score, axis=1).to_numpy()\nassert len(df) == 200_000", ns
+    )
+    assert fine["status"] == "finished" and fine["quick"]["cut"]  # shortened, never "no crash"
+    # A crash on what it computed: at most "may crash".
+    reads = quick_run(kit, SLOW_ROW + "b = df['a'].map(lambda v: score({'a': v}))\nb > 'x'", ns)
+    assert reads["exception"] == "TypeError" and reads["quick"]["crash"] == "depends"
+
+
+def test_a_crash_inside_the_function_on_a_first_row_is_certain(kit: SimpleNamespace) -> None:
+    pd = pytest.importorskip("pandas")
+    ns: dict[str, Any] = {"df": pd.DataFrame({"a": [1] * 50 + [None] + [1] * 200_000}, dtype=object)}
+    cell = SLOW_ROW + "df['b'] = df.apply(score, axis=1)"
+    outcome = quick_run(kit, cell, ns)
+    assert (outcome["exception"], outcome["quick"]["crash"]) == ("TypeError", "certain")
+
+
+def test_a_long_grid_search_is_fitted_on_a_sample_with_the_real_columns(kit: SimpleNamespace) -> None:
+    pytest.importorskip("sklearn")
+    import numpy as np
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 6))
+    y = (X[:, 0] + rng.normal(size=20_000) > 0).astype(int)
+    ns: dict[str, Any] = {"X": X, "y": y, "X_test": X[:50, 1:], "GridSearchCV": GridSearchCV, "SVC": SVC}
+    fit = "grid = GridSearchCV(SVC(), {'C': [0.1, 1, 10]}, cv=3)\ngrid.fit(X, y)\n"
+    outcome = quick_run(kit, fit + "pred = grid.predict(X_test)", ns)
+    # X_test has a column too few: the columns are the real ones whatever rows the fit saw.
+    assert (outcome["exception"], outcome["line"]) == ("ValueError", 3), outcome
+    assert "expecting 6 features" in outcome["message"] and outcome["quick"]["crash"] == "certain"
+    fitted = next(loop for loop in outcome["quick"]["loops"] if loop["kind"] == "fit")
+    assert fitted["cut"] and fitted["total"] == 20_000 and fitted["iterations"] < 20_000
+    # What the sample decides (its classes, its scores) is at most "may crash".
+    classes = quick_run(kit, fit + "grid.predict_proba(X)[:, 2]", ns)
+    assert classes["status"] == "crashed" and classes["quick"]["crash"] == "depends"
+    fine = quick_run(kit, fit + "pred = grid.predict(X[:50])\nassert grid.n_features_in_ == 6", ns)
+    assert fine["status"] == "finished" and fine["quick"]["cut"]
+
+
+def test_a_long_minimize_stops_after_its_first_iterations(kit: SimpleNamespace) -> None:
+    pytest.importorskip("scipy")
+    from scipy.optimize import minimize
+
+    cell = (
+        "import time\ndef loss(p):\n    time.sleep(0.02)\n    return float(((p - 3) ** 2).sum())\n"
+        "res = minimize(loss, [0.0, 0.0], method='Nelder-Mead', options={'xatol': 1e-12, 'fatol': 1e-14})\n"
+        "dict(zip(names, res.x, strict=True))"
+    )
+    outcome = quick_run(kit, cell, {"minimize": minimize, "names": ["a"]})
+    assert outcome["exception"] == "ValueError" and outcome["quick"]["crash"] == "depends"
+    cut = next(loop for loop in outcome["quick"]["loops"] if loop["kind"] == "minimize")
+    assert cut["cut"] and outcome["elapsed_ms"] < 1800
+
+
+def test_a_keras_fit_wrapped_as_a_library_call_keeps_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """quick.keras_fit finds the cell's line of `model.fit` through libcalls' wrapper (a cut fit's
+    statement is what the dataflow starts from)."""
+    import sys
+    import types
+
+    class Callback:
+        pass
+
+    class Model:
+        def fit(self, *args: Any, **kwargs: Any) -> str:
+            return "fitted"
+
+    fake = types.ModuleType("keras")
+    fake.Model, fake.callbacks = Model, types.SimpleNamespace(Callback=Callback)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "keras", fake)
+    monkeypatch.setattr(Model, "fit", Model.fit)  # keras_fit patches it: restored after the test
+    rewritten = quick.rewrite("x = 1\nh = model.fit(x, epochs=5)", "<cell>", calls=True)
+    assert rewritten is not None
+    tree, plan = rewritten
+    runtime = quick.Runtime(plan, k=2)
+    runtime.filename = "<cell>"
+    quick.keras_fit(runtime)
+    ns: dict[str, Any] = {"model": Model(), quick.NAME: runtime}
+    exec(compile(tree, "<cell>", "exec"), ns)
+    assert ns["h"] == "fitted" and [f.line for f in runtime.fits] == [2]

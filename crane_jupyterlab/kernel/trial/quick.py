@@ -30,9 +30,12 @@ rewritten runs unchanged.
 from __future__ import annotations
 
 import ast
+import re
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
+
+from . import libcalls
 
 NAME = "__crane_quick__"
 DEFAULT_K = 2
@@ -41,6 +44,11 @@ PROGRESS_S = 0.5  # a full trial tells the kernel how far it got at most this of
 NEVER = 1 << 62  # k of a full trial: nothing is cut
 # Exceptions a shortened run raises by itself when the crashing line reads what the loops built.
 SHORTENED = ("AssertionError", "IndexError", "KeyError", "StopIteration", "ZeroDivisionError")
+# scikit-learn's check of X's columns against those seen in fit (which a sample of rows keeps)
+_FEATURES = re.compile(
+    r"X has \d+ features?, but \w+ is expecting \d+ features?"
+    r"|feature names should match those that were passed"
+)
 
 
 class Loop:
@@ -64,25 +72,29 @@ class Plan:
     def __init__(self) -> None:
         self.loops: dict[int, tuple[int, str, int]] = {}
         self.functions: dict[str, set[int]] = {}
+        self.fitted: dict[
+            int, set[str]
+        ] = {}  # library calls: the receiver, and the names assigned the result
         self.body: list[ast.stmt] = []
 
 
-def rewrite(code_text: str, filename: str) -> tuple[ast.Module, Plan] | None:
-    """The cell's tree with its loops wrapped, and the plan; None when it cannot be parsed."""
+def rewrite(code_text: str, filename: str, calls: bool = False) -> tuple[ast.Module, Plan] | None:
+    """The cell's tree with its loops wrapped (and with `calls`, its calls of known long library APIs:
+    libcalls.py), and the plan; None when it cannot be parsed."""
     try:
         tree = ast.parse(code_text, filename)
     except (SyntaxError, ValueError):
         return None
     plan = Plan()
     plan.body = list(tree.body)  # the original statements (their nodes are rewritten in place)
-    _Wrap(plan).visit(tree)
+    _Wrap(plan, calls).visit(tree)
     ast.fix_missing_locations(tree)
     return tree, plan
 
 
 class _Wrap(ast.NodeTransformer):
-    def __init__(self, plan: Plan) -> None:
-        self.plan = plan
+    def __init__(self, plan: Plan, calls: bool = False) -> None:
+        self.plan, self.calls = plan, calls
         self.stmt = -1  # index of the top-level statement being visited
         self.function: str | None = None
 
@@ -133,6 +145,25 @@ class _Wrap(ast.NodeTransformer):
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
 
+    def visit_Call(self, node: ast.Call) -> Any:
+        """`x.fit(a, b=c)` as `__crane_quick__.call(id, x.fit, a, b=c)`: the same evaluation order (the
+        callee, then its arguments), and the call itself is libcalls.run's to make."""
+        self.generic_visit(node)
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if not self.calls or name not in libcalls.METHODS | libcalls.FUNCTIONS:
+            return node
+        lid = self._add(node, "call")
+        receiver = func.value if isinstance(func, ast.Attribute) else None
+        self.plan.fitted[lid] = {receiver.id} if isinstance(receiver, ast.Name) else set()
+        top = self.plan.body[self.stmt] if 0 <= self.stmt < len(self.plan.body) else None
+        if self.function is None and isinstance(top, ast.Assign) and top.value is node:
+            self.plan.fitted[lid] |= {t.id for t in top.targets if isinstance(t, ast.Name)}
+        wrapped = _call("call", lid, func, node)
+        wrapped.args.extend(node.args)
+        wrapped.keywords = node.keywords
+        return wrapped
+
 
 def _checked(node: ast.Assert, index: int) -> ast.stmt:
     """`assert test, msg` as `if not test and not __crane_quick__.skip(index, line): assert False, msg`:
@@ -166,6 +197,7 @@ class Runtime:
         self.writer = -1  # the pipe to the kernel, for progress
         self.ns: dict[str, Any] = {}
         self.skipped: list[int] = []  # lines of the cell's asserts passed over (see `skip`)
+        self.globals: set[str] = set()  # names the functions of sampled library calls use (libcalls)
         self.sent = time.monotonic()
 
     def _cut(self, loop: Loop) -> None:
@@ -186,6 +218,19 @@ class Runtime:
                 rate = min(rate, (now - first) / (n - 1))
             return rate * (total - n) > left
         return elapsed > max(self.long_s, 0.5 * self.budget_s)
+
+    def left(self, now: float) -> float:
+        """Seconds left of the trial's budget (at least LONG_S; LONG_S when no budget is known)."""
+        return max(self.long_s, self.deadline - now) if self.deadline else self.long_s
+
+    def call(self, lid: int, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """A call of a known long library API (libcalls.py): on a sample of its rows when long."""
+        return libcalls.run(self, self.loops[lid], fn, args, kwargs)
+
+    def note_globals(self, loop: Loop, func: Any) -> None:
+        """A sampled call ran `func` on its first rows only: whatever global it changes is touched."""
+        code = getattr(getattr(func, "func", func), "__code__", None)
+        self.globals |= set(getattr(code, "co_names", ()))
 
     def each(self, lid: int, iterable: Iterable[Any]) -> Iterator[Any]:
         loop = self.loops[lid]
@@ -264,7 +309,9 @@ class Runtime:
 
     # -- after a crash ------------------------------------------------------------------------------
 
-    def judge(self, exception: str, frames: list[dict[str, Any]], ns: dict[str, Any], own: bool) -> str:
+    def judge(
+        self, exception: str, frames: list[dict[str, Any]], ns: dict[str, Any], own: bool, message: str = ""
+    ) -> str:
         """`certain`, `depends` or `shortened` (see the module's doc). `frames`: the crash's frames in the
         cell, outermost first; `own`: raised by the cell's own code (not inside a library)."""
         if not any(loop.cut for loop in self.loops.values()) and not any(f.cut for f in self.fits):
@@ -276,7 +323,22 @@ class Runtime:
         values, counts = touched
         if values is False and not self.skipped:
             return "certain"
+        if exception == "ValueError" and _FEATURES.search(message) and not self.skipped:
+            # X's columns against those of an estimator fitted on a sample of rows: not the sample's doing
+            reach = self._reach(index, ns)
+            if reach is not None and reach[0] and reach[0] <= self._sampled_estimators():
+                return "certain"
         return "shortened" if own and exception in SHORTENED and counts else "depends"
+
+    def _sampled_estimators(self) -> set[str]:
+        """Names of estimators libcalls fitted on a sample of rows (and nothing else cut): the receiver of
+        the fit, and the names its result is assigned to."""
+        cut = [lid for lid, loop in self.loops.items() if loop.cut]
+        if self.globals or any(f.cut for f in self.fits):
+            return set()
+        if any(self.loops[lid].kind != "fit" or lid not in self.plan.fitted for lid in cut):
+            return set()
+        return set().union(*(self.plan.fitted[lid] for lid in cut)) if cut else set()
 
     def skip(self, index: int, line: int) -> bool:
         """Whether a failed `assert` of the cell (top-level statement `index`) is passed over: it checks
@@ -293,17 +355,28 @@ class Runtime:
         """Whether top-level statement `index` reads what the cut loops changed: (any value, what they
         built by the count: the names of their own statements and what plain statements derive from
         those). None: the statement is not found, or a cut happened outside the cell."""
+        reach = self._reach(index, ns)
+        if reach is None:
+            return None
+        values, counts, calls_user, any_value = reach
+        return bool(values) or (calls_user and any_value), bool(counts)
+
+    def _reach(self, index: int | None, ns: dict[str, Any]) -> tuple[set[str], set[str], bool, bool] | None:
+        """What `_touched` reads from: the names statement `index` reads that the cut loops changed (any
+        value; by the count), whether it calls a function of the cell, whether anything was changed."""
         cut = [self.plan.loops[lid][2] for lid, loop in self.loops.items() if loop.cut]
         fits = [_statement(self.plan.body, f.line) for f in self.fits if f.cut]
         if index is None or None in fits:
             return None
         cut_statements = set(cut) | {i for i in fits if i is not None}
         if not cut_statements:
-            return False, False
+            return set(), set(), False, False
+        reads = _names(self.plan.body[index])
         if index in cut_statements:
-            return True, True
+            return reads | {NAME}, reads | {NAME}, False, True  # never only estimators' names
         values: set[str] = set()
-        counts: set[str] = set()  # a function's cut loop: what its callers store from it
+        # what a function's cut loop touched: its callers' stores; globals a sampled call's function uses
+        counts: set[str] = {n for n in self.globals if _carries(ns.get(n))}
         for i in cut_statements:
             stmt = self.plan.body[i]
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -317,9 +390,8 @@ class Runtime:
                 values |= _stored(stmt)
             if names & counts:
                 counts |= _stored(stmt)
-        reads = _names(self.plan.body[index])
         calls_user = any(_user_function(ns.get(n)) for n in reads)
-        return bool(reads & values) or bool(calls_user and values), bool(reads & counts)
+        return reads & values, reads & counts, calls_user, bool(values)
 
 
 def keras_fit(runtime: Runtime) -> None:
@@ -347,8 +419,11 @@ def keras_fit(runtime: Runtime) -> None:
                 self.model.stop_training = True
 
     def quick_fit(self: Any, *args: Any, **kwargs: Any) -> Any:
-        caller = sys._getframe(1)
-        line = caller.f_lineno if caller.f_code.co_filename == runtime.filename else 0
+        caller: Any = sys._getframe(1)
+        wrappers = (Runtime.call.__code__, libcalls.run.__code__)  # the cell's call, wrapped (libcalls)
+        while caller is not None and caller.f_code in wrappers:
+            caller = caller.f_back
+        line = caller.f_lineno if caller is not None and caller.f_code.co_filename == runtime.filename else 0
         epochs = kwargs.get("epochs", args[4] if len(args) > 4 else 1)
         loop = Loop(line, "fit")
         loop.runs, loop.total = 1, epochs if isinstance(epochs, int) else None
@@ -440,7 +515,7 @@ def prepare(code_text: str, filename: str, ns: dict[str, Any], opts: dict[str, A
     quick = bool(opts.get("quick"))
     if not quick and not opts.get("progress", True):
         return code_text
-    rewritten = rewrite(code_text, filename)
+    rewritten = rewrite(code_text, filename, calls=quick)
     if rewritten is None:
         return code_text
     tree, plan = rewritten
@@ -471,7 +546,7 @@ def conclude(outcome: dict[str, Any], ns: dict[str, Any], exc: BaseException | N
                 "AssertionError"  # the cell's own raise: whatever it raises, it judges what the loops built
             )
         try:
-            quick["crash"] = runtime.judge(name, frames, ns, own)
+            quick["crash"] = runtime.judge(name, frames, ns, own, str(outcome.get("message") or ""))
         except Exception:
             quick["crash"] = "depends"
     return {**outcome, "quick": quick}
