@@ -139,7 +139,6 @@ def _prepare(
     step("mappings")
     _limits(opts)
     _single_threaded()
-    _physical_cores()
     tfwork.arm()  # a TensorFlow graph function ends the trial when called, instead of hanging
     step("threads")
     _libraries(scratch, random_state)
@@ -291,22 +290,6 @@ def _limits(opts: dict[str, Any]) -> None:  # pragma: no cover - child only
             resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     except (OSError, ValueError, ImportError):
         pass
-
-
-def _physical_cores() -> None:  # pragma: no cover - child only
-    """joblib (scikit-learn's KMeans, its thread counts) asks `lscpu` how many physical cores there are,
-    once per process: a program the sandbox refuses. The kernel that never asked gets the answer here from
-    /proc/cpuinfo, as joblib's own fallback reads it (it only sizes thread pools; the child runs one)."""
-    context = sys.modules.get("joblib.externals.loky.backend.context")
-    if context is None or getattr(context, "physical_cores_cache", 0) is not None:
-        return
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cores = {line for line in fh if line.startswith("core id")}
-    except OSError:
-        return
-    with contextlib.suppress(Exception):
-        setattr(context, "physical_cores_cache", len(cores) or os.cpu_count() or 1)  # noqa: B010
 
 
 def _single_threaded() -> None:  # pragma: no cover - child only
