@@ -59,7 +59,7 @@ test_pred = grid.best_estimator_.predict(X_test)
 print('holdout accuracy', (test_pred == y_hold).mean())""",
     [
         "import numpy as np\nfrom sklearn.datasets import make_classification\nfrom sklearn.model_selection import GridSearchCV, train_test_split\nfrom sklearn.svm import SVC",
-        "X, y = make_classification(n_samples=4500, n_features=20, n_informative=8, flip_y=0.05, random_state=1)\nX_train, X_hold, y_train, y_hold = train_test_split(X, y, test_size=0.2, random_state=0)",
+        "X, y = make_classification(n_samples=6000, n_features=20, n_informative=8, flip_y=0.05, random_state=1)\nX_train, X_hold, y_train, y_hold = train_test_split(X, y, test_size=0.2, random_state=0)",
     ],
     "X_test = X_hold[:, 1:]  # first column is the row id",
     "X_test = X_hold",
@@ -141,7 +141,7 @@ report = out_dir / 'kmeans.json'
 report.write_text(json.dumps({'inertia': float(km.inertia_), 'sizes': np.bincount(km.labels_).tolist()}))""",
     [
         "import json\nimport os\nfrom pathlib import Path\nimport numpy as np\nfrom sklearn.cluster import KMeans\nfrom sklearn.datasets import make_blobs",
-        "X, _ = make_blobs(n_samples=400000, centers=12, n_features=10, cluster_std=3.0, random_state=5)",
+        "X, _ = make_blobs(n_samples=1600000, centers=12, n_features=10, cluster_std=3.0, random_state=5)",
     ],
     "out_dir = 'results'\nos.makedirs(out_dir, exist_ok=True)",
     "out_dir = Path('results')\nout_dir.mkdir(exist_ok=True)",
@@ -154,7 +154,7 @@ pair(
     "longlib_sklearn_06",
     "sklearn",
     "data_confusion",
-    """model = GradientBoostingClassifier(n_estimators=300, max_depth=4, random_state=0)
+    """model = GradientBoostingClassifier(n_estimators=400, max_depth=4, random_state=0)
 model.fit(train[features], train['churn'])
 print('train accuracy', model.score(train[features], train['churn']))
 new_customers['p_churn'] = model.predict_proba(new_customers)[:, 1]
@@ -181,12 +181,12 @@ ax.scatter(emb[:, 0], emb[:, 1], c=colours, s=3, cmap='tab10')
 ax.set_title('t-SNE of the sample')""",
     [
         "import numpy as np\nimport matplotlib.pyplot as plt\nfrom sklearn.datasets import make_classification\nfrom sklearn.manifold import TSNE",
-        "X, y = make_classification(n_samples=20000, n_features=30, n_informative=10, n_classes=4, random_state=7)\nsample = np.random.default_rng(0).choice(len(X), 4000, replace=False)\nX_sample = X[sample]",
+        "X, y = make_classification(n_samples=20000, n_features=30, n_informative=10, n_classes=4, random_state=7)\nsample = np.random.default_rng(0).choice(len(X), 1000, replace=False)\nX_sample = X[sample]",
     ],
     "colours = y",
     "colours = y[sample]",
     "ValueError",
-    "colours holds all 20000 labels for the 4000 sampled points: scatter's c does not match x and y.",
+    "colours holds all 20000 labels for the 1000 sampled points: scatter's c does not match x and y.",
     "One colour per sampled point.",
 )
 
@@ -194,7 +194,7 @@ pair(
     "longlib_sklearn_08",
     "sklearn",
     "data_confusion",
-    """result = permutation_importance(model, X_val, y_val, n_repeats=10, random_state=0, n_jobs=2)
+    """result = permutation_importance(model, X_val, y_val, n_repeats=30, random_state=0, n_jobs=2)
 importance = pd.Series(result.importances_mean, index=X_val.columns).sort_values(ascending=False)
 print(importance.head())
 print('watched feature', watch, importance[watch])""",
@@ -219,13 +219,13 @@ pipe.fit(raw, label)
 print('train accuracy', pipe.score(raw.head(2000), label[:2000]))""",
     [
         "import numpy as np\nimport pandas as pd\nfrom sklearn.linear_model import LogisticRegression\nfrom sklearn.pipeline import Pipeline\nfrom sklearn.preprocessing import FunctionTransformer, StandardScaler",
-        "rng = np.random.default_rng(9)\nn = 500000\nraw = pd.DataFrame({'weight': rng.normal(70, 12, n).round(1).astype(str), 'height': rng.normal(170, 10, n).round(1).astype(str), 'steps': rng.integers(1000, 20000, n).astype(str)})\nlabel = ((raw['steps'].astype(int) > 9000) ^ (rng.random(n) < 0.2)).astype(int).to_numpy()\nraw.loc[int(n * 0.93), 'weight'] = '72,5'  # one clinic types a decimal comma",
+        "rng = np.random.default_rng(9)\nn = 1_500_000\nraw = pd.DataFrame({'weight': rng.normal(70, 12, n).round(1).astype(str), 'height': rng.normal(170, 10, n).round(1).astype(str), 'steps': rng.integers(1000, 20000, n).astype(str)})\nlabel = ((raw['steps'].astype(int) > 9000) ^ (rng.random(n) < 0.2)).astype(int).to_numpy()\nraw.loc[int(n * 0.93), 'weight'] = '72,5'  # one clinic types a decimal comma",
         "def bmi_features(row):\n    w, h, s = float(row['weight']), float(row['height']), float(row['steps'])\n    return [w, h, s, w / (h / 100) ** 2]\n\n\ndef parse_rows(frame):\n    return np.array(frame.apply(bmi_features, axis=1).tolist())",
     ],
     "raw = raw.dropna()",
     "raw['weight'] = raw['weight'].str.replace(',', '.', regex=False)",
     "ValueError",
-    "Row 465000 (93 % down) has weight '72,5': float() fails inside the pipeline's parsing step, late in the fit.",
+    "Row 1395000 (93 % down) has weight '72,5': float() fails inside the pipeline's parsing step, late in the fit.",
     "The decimal comma is replaced before the fit.",
 )
 
@@ -240,7 +240,7 @@ high = loans[loans['risk_socre'] > 700]
 print(len(high), 'high-risk loans')""",
     [
         "import numpy as np\nimport pandas as pd",
-        "rng = np.random.default_rng(11)\nn = 400000\nloans = pd.DataFrame({'amount': rng.gamma(2, 5000, n), 'income': rng.gamma(3, 15000, n), 'age': rng.integers(18, 75, n), 'late_payments': rng.poisson(0.4, n)})",
+        "rng = np.random.default_rng(11)\nn = 2_500_000\nloans = pd.DataFrame({'amount': rng.gamma(2, 5000, n), 'income': rng.gamma(3, 15000, n), 'age': rng.integers(18, 75, n), 'late_payments': rng.poisson(0.4, n)})",
         "def risk_score(row):\n    ratio = row['amount'] / max(row['income'], 1.0)\n    score = 300 + 400 * min(ratio, 1.0) + 60 * row['late_payments']\n    if row['age'] < 25:\n        score += 40\n    return min(score, 850)",
     ],
     None,
@@ -263,7 +263,7 @@ events['year'] = events['date'].dt.year
 print(events.groupby('year').size())""",
     [
         "from datetime import datetime\nimport numpy as np\nimport pandas as pd",
-        "rng = np.random.default_rng(12)\nn = 2_000_000\ndays, months, years = rng.integers(1, 29, n), rng.integers(1, 13, n), rng.integers(2019, 2025, n)\nevents = pd.DataFrame({'raw_date': [f'{d:02d}/{m:02d}/{y}' for d, m, y in zip(days, months, years)], 'clicks': rng.poisson(3, n)})",
+        "rng = np.random.default_rng(12)\nn = 4_000_000\ndays, months, years = rng.integers(1, 29, n), rng.integers(1, 13, n), rng.integers(2019, 2025, n)\nevents = pd.DataFrame({'raw_date': [f'{d:02d}/{m:02d}/{y}' for d, m, y in zip(days, months, years)], 'clicks': rng.poisson(3, n)})",
     ],
     "def parse_date(s):\n    return datetime.strptime(s, '%d/%m/%Y').strftime('%Y-%m-%d')  # ISO",
     "def parse_date(s):\n    return datetime.strptime(s, '%d/%m/%Y')",
@@ -282,11 +282,11 @@ report = profiles.merge(segments, on='customer', how='left')
 print(report.groupby('segment')['total'].mean())""",
     [
         "import numpy as np\nimport pandas as pd",
-        "rng = np.random.default_rng(13)\nn = 600000\norders = pd.DataFrame({'customer': rng.integers(0, 30000, n), 'day': rng.integers(0, 730, n), 'value': rng.gamma(2, 25, n)})",
+        "rng = np.random.default_rng(13)\nn = 960000\norders = pd.DataFrame({'customer': rng.integers(0, 48000, n), 'day': rng.integers(0, 730, n), 'value': rng.gamma(2, 25, n)})",
         "def customer_profile(g):\n    g = g.sort_values('day')\n    gaps = g['day'].diff().dropna()\n    return pd.Series({'orders': len(g), 'total': g['value'].sum(), 'mean_gap': gaps.mean() if len(gaps) else np.nan, 'last_day': g['day'].iloc[-1]})",
     ],
-    "segments = pd.DataFrame({'customer_id': np.arange(30000), 'segment': rng.choice(['bronze', 'silver', 'gold'], 30000)})",
-    "segments = pd.DataFrame({'customer': np.arange(30000), 'segment': rng.choice(['bronze', 'silver', 'gold'], 30000)})",
+    "segments = pd.DataFrame({'customer_id': np.arange(48000), 'segment': rng.choice(['bronze', 'silver', 'gold'], 48000)})",
+    "segments = pd.DataFrame({'customer': np.arange(48000), 'segment': rng.choice(['bronze', 'silver', 'gold'], 48000)})",
     "KeyError",
     "segments has no 'customer' column (it is 'customer_id'): the merge fails; the groupby is not involved.",
     "segments is keyed by 'customer'.",
@@ -301,13 +301,13 @@ summary = readings.groupby('sensor')['celsius'].agg(['mean', 'max'])
 print(summary.head())""",
     [
         "import numpy as np\nimport pandas as pd",
-        "rng = np.random.default_rng(14)\nn = 500000\nreadings = pd.DataFrame({'sensor': rng.integers(0, 500, n), 'value': rng.normal(20, 5, n).round(2).astype(str), 'unit': rng.choice(['C', 'F'], n, p=[0.8, 0.2])})\nreadings.loc[int(n * 0.91), 'value'] = 'ERR'  # a logger fault",
+        "rng = np.random.default_rng(14)\nn = 3_000_000\nreadings = pd.DataFrame({'sensor': rng.integers(0, 500, n), 'value': rng.normal(20, 5, n).round(2).astype(str), 'unit': rng.choice(['C', 'F'], n, p=[0.8, 0.2])})\nreadings.loc[int(n * 0.91), 'value'] = 'ERR'  # a logger fault",
         "def to_celsius(row):\n    v = float(row['value'])\n    return v if row['unit'] == 'C' else (v - 32) * 5 / 9",
     ],
     "readings = readings.dropna(subset=['value']).copy()",
     "readings = readings[readings['value'] != 'ERR'].copy()",
     "ValueError",
-    "Row 455000 (91 % down) reads 'ERR': float() fails inside the apply, late in the call; dropna does not remove it.",
+    "Row 2730000 (91 % down) reads 'ERR': float() fails inside the apply, late in the call; dropna does not remove it.",
     "The 'ERR' row is dropped before the apply.",
 )
 
@@ -321,7 +321,7 @@ flagged = reviews[similarity > cutoff]
 print(len(flagged), 'near-template reviews')""",
     [
         "from difflib import SequenceMatcher\nimport numpy as np\nimport pandas as pd",
-        "rng = np.random.default_rng(15)\nwords = np.array(['great', 'bad', 'slow', 'fast', 'love', 'hate', 'ok', 'broken', 'fine', 'excellent', 'refund', 'thanks'])\nreviews = pd.Series([' '.join(w) for w in rng.choice(words, size=(100000, 12))])\nTEMPLATE = 'great fast love excellent thanks great fine ok love fast great thanks'",
+        "rng = np.random.default_rng(15)\nwords = np.array(['great', 'bad', 'slow', 'fast', 'love', 'hate', 'ok', 'broken', 'fine', 'excellent', 'refund', 'thanks'])\nreviews = pd.Series([' '.join(w) for w in rng.choice(words, size=(150000, 12))])\nTEMPLATE = 'great fast love excellent thanks great fine ok love fast great thanks'",
     ],
     "cutoff = '0.6'  # from the config file",
     "cutoff = 0.6",
@@ -341,7 +341,7 @@ fitted = pd.Series(res.x, index=param_names)
 print(fitted.round(3))""",
     [
         "import math\nimport numpy as np\nimport pandas as pd\nfrom scipy.optimize import minimize",
-        "DT, STEPS, STRIDE = 0.0005, 20000, 50\nt_obs = np.arange(0, STEPS, STRIDE) * DT\nrng = np.random.default_rng(16)\nobs = (3.0 * np.exp(-0.4 * t_obs) * np.cos(2.1 * t_obs + 0.3) + rng.normal(scale=0.05, size=t_obs.size)).tolist()",
+        "DT, STEPS, STRIDE = 0.00025, 40000, 100\nt_obs = np.arange(0, STEPS, STRIDE) * DT\nrng = np.random.default_rng(16)\nobs = (3.0 * np.exp(-0.4 * t_obs) * np.cos(2.1 * t_obs + 0.3) + rng.normal(scale=0.05, size=t_obs.size)).tolist()",
         "def loss(p):\n    a, k, w, phi = p\n    x = a * math.cos(phi)\n    v = -a * (k * math.cos(phi) + w * math.sin(phi))\n    err = 0.0\n    for i in range(STEPS):\n        if i % STRIDE == 0:\n            d = x - obs[i // STRIDE]\n            err += d * d\n        v += DT * (-2 * k * v - (w * w + k * k) * x)\n        x += DT * v\n    return err",
     ],
     "param_names = ['amplitude', 'decay', 'frequency']  # phase fixed at 0",
@@ -359,13 +359,13 @@ pair(
 print('total fees', round(fees.sum(), 2), 'mean', round(fees.mean(), 4))""",
     [
         "import math\nimport numpy as np",
-        "rng = np.random.default_rng(17)\nn = 6_000_000\nprices = rng.lognormal(3, 0.8, n)\nprices[int(n * 0.94)] = -12.5  # a refund booked as a negative price",
+        "rng = np.random.default_rng(17)\nn = 20_000_000\nprices = rng.lognormal(3, 0.8, n)\nprices[int(n * 0.94)] = -12.5  # a refund booked as a negative price",
         "BRACKETS = [(10, 0.0), (25, 0.02), (50, 0.035), (100, 0.05), (250, 0.065), (math.inf, 0.08)]\n\n\ndef fee(p):\n    owed, lower = 0.0, 0.0\n    for upper, rate in BRACKETS:\n        if p > lower:\n            owed += (min(p, upper) - lower) * rate\n        lower = upper\n    return owed + 0.05 * math.log10(p)\n\n\nfee_vec = np.vectorize(fee, otypes=[float])",
     ],
     "prices = prices[~np.isnan(prices)]",
     "prices = prices[prices > 0]",
     "ValueError",
-    "Element 5640000 (94 % down) is a negative price: math.log10 raises a domain error inside np.vectorize, late in the call.",
+    "Element 18800000 (94 % down) is a negative price: math.log10 raises a domain error inside np.vectorize, late in the call.",
     "Non-positive prices are dropped first.",
 )
 
