@@ -14,6 +14,7 @@ import math
 import re
 from typing import Any
 
+from ...kernel.cell import python_source
 from ..view import ObjInfo, RuntimeView
 
 # Biggest replica we build (elements): beyond it the exact shape costs too much memory and time.
@@ -205,7 +206,7 @@ def specs(view: RuntimeView) -> dict[str, dict[str, Any]]:
     """One spec per top-level name the view describes (plain identifiers; children come with parents)."""
     out: dict[str, dict[str, Any]] = {}
     for expr, info in view.objects.items():
-        if _IDENT.match(expr):
+        if _IDENT.match(expr) and not (expr.startswith("__") and expr.endswith("__")):
             out[expr] = spec_of(info, view)
     for name, module in view.modules.items():
         # Only `import x` itself: an alias entry names the root package, not the submodule it binds
@@ -221,7 +222,8 @@ def definitions(executed_cells: list[str]) -> list[str]:
     A definition counts only when no later top-level statement rebinds its name: the kernel's value is
     then that def (a later `model = build()` makes `model` something we do not know)."""
     statements: list[tuple[ast.stmt, str]] = []
-    for cell in executed_cells:
+    for raw in executed_cells:
+        cell = python_source(raw)  # magics as the kernel runs them, so the cell's imports still count
         try:
             tree = ast.parse(cell)
         except (SyntaxError, ValueError, RecursionError):
