@@ -82,6 +82,7 @@ class Timing(BaseModel):
     llm_ms: float = 0.0
     trial_ms: float = 0.0  # from starting the trial run to collecting its outcome (0: none)
     fix_ms: float = 0.0  # trying fix candidates in trials (0: none tried)
+    replica_ms: float = 0.0  # running the cell on replicas of its inputs (0: not asked)
     total_ms: float = 0.0
 
 

@@ -88,6 +88,7 @@ export interface ITiming {
   llm_ms: number;
   trial_ms: number;
   fix_ms: number;
+  replica_ms: number;
   total_ms: number;
 }
 

@@ -14,7 +14,8 @@ import time
 from typing import Any
 
 from .. import policy
-from ..checks import check, check_view
+from ..checks import check_view, replica
+from ..checks.view import RuntimeView, from_probe
 from ..llm.base import Backend
 from ..llm.factory import make_backend as make_model_backend
 from ..models import Finding, PredictionRequest, Verdict
@@ -25,16 +26,21 @@ BACKENDS = ("none", "checks", "trial", "litellm", "replay", "hybrid")
 FORMATS = ("probe", "junobench")
 
 
-def findings_of(request: PredictionRequest) -> list[Finding]:
-    """The checks' findings for a request whose runtime is a probe result or a JunoBench record."""
+def findings_of(request: PredictionRequest, replicas: bool = True) -> list[Finding]:
+    """The checks' findings for a request whose runtime is a probe result or a JunoBench record: the
+    rules, then (where they find nothing) the libraries' own judgement on replicas of the inputs."""
     if request.runtime_format not in FORMATS:
         raise ValueError(
             f"runtime_format must be one of {', '.join(FORMATS)}, not {request.runtime_format!r}"
         )
     if request.runtime_format == "junobench":
         view = from_junobench(request.runtime, request.target_cell, request.executed_cells)
-        return check_view(request.target_cell, view)
-    return check(request.target_cell, request.runtime)
+    else:
+        view = from_probe(request.runtime) if isinstance(request.runtime, dict) else RuntimeView()
+    findings = check_view(request.target_cell, view)
+    if findings or not replicas:
+        return findings
+    return replica.judge(request.target_cell, view, request.executed_cells)
 
 
 class ChecksBackend:

@@ -89,6 +89,12 @@ def _info(expr: str, rec: dict[str, Any]) -> ObjInfo:
     if _int(rec.get("num_classes")) is not None:
         info.num_classes = rec["num_classes"]
         info.facts.append(f"{expr}.num_classes = {info.num_classes}")
+    value = rec.get("value")
+    kinds = {"int": int, "float": float, "bool": bool}
+    if info.type in kinds and type(value) is kinds[info.type]:
+        # The extractor records a scalar's value as it was (strings it may have cut: not taken).
+        info.value, info.has_value = value, True
+        info.facts.append(f"{expr} = {value!r}")
     return info
 
 

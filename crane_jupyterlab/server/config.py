@@ -181,6 +181,14 @@ class ServiceConfig:
         button. Needs trial runs (not "off"); no edit is
         offered untried. False: no fix trials.""",
     )
+    replicas: bool = option(
+        True,
+        help="""Where no trial decides (none ran, or it was blocked, timed out, ran out of memory or could
+        not run) and the checks found nothing, run the cell in a separate sandboxed process on replicas of
+        its inputs rebuilt from the probe's facts, so the libraries themselves judge: a crash is reported
+        as certain only when every replica raises it the same way. Only when the server's Python and
+        libraries are the kernel's (same versions). False: off.""",
+    )
     trial_hooks_only: bool = option(
         False,
         help="""Allow trial runs where the OS offers no sandbox (macOS, old kernels, containers that refuse

@@ -78,6 +78,8 @@ class Parts:
     invoke: InvokeFn | None = None  # None: this service runs no trials
     # (model, chat messages) -> the model's answer text, asked for the fix schema; None: no model fixes
     suggest_fix: FixFn | None = None
+    # (source, probe result, executed cells) -> the replicas' findings; None: no replica judgement
+    judge_replicas: Callable[[str, dict[str, Any], list[str]], list[Finding]] | None = None
 
 
 def default_parts(config: ServiceConfig) -> Parts:
@@ -107,6 +109,15 @@ def default_parts(config: ServiceConfig) -> Parts:
     def check(source: str, runtime: dict[str, Any]) -> list[Finding]:
         findings: list[Finding] = run_checks(source, runtime)
         return findings
+
+    def judge_replicas(source: str, runtime: dict[str, Any], executed: list[str]) -> list[Finding]:
+        from ..checks import replica
+        from ..checks.view import from_probe
+
+        view = from_probe(runtime)
+        if replica.other_environment(view) is not None:
+            return []
+        return replica.judge(source, view, executed, timeout=REPLICA_TIMEOUT_S)
 
     def make_backend(spec: ModelSpec) -> Backend:
         from ..llm.factory import make_backend as factory
@@ -157,7 +168,13 @@ def default_parts(config: ServiceConfig) -> Parts:
         make_backend=make_backend,
         invoke=invoke,
         suggest_fix=suggest_fix,
+        judge_replicas=judge_replicas,
     )
+
+
+# A replica judgement answers in well under a second once its process is warm; its first one imports
+# the libraries.
+REPLICA_TIMEOUT_S = 30.0
 
 
 class _TranslatedBackend:
@@ -188,6 +205,7 @@ class _Effective:
     trial: bool  # run a trial with this analysis
     fixes: bool = False  # try fix candidates of a certain or observed crash in trials
     checks_tier: bool = False  # the probe and the checks only: the full answer follows
+    replicas: bool = False  # where no trial decides, run the cell on replicas of its inputs
 
 
 class AnalysisService:
@@ -269,6 +287,7 @@ class AnalysisService:
             # True: the user asked ("Trial-Run Cell"); None: the server's mode decides.
             trial=settings.trial if settings.trial is not None else cfg.trial == "auto",
             fixes=settings.fixes if settings.fixes is not None else cfg.fixes,
+            replicas=cfg.replicas,
         )
 
     async def _analyze_and_fix(self, request: AnalyzeRequest, eff: _Effective) -> AnalyzeResult:
@@ -374,6 +393,11 @@ class AnalysisService:
 
         parts = self.parts
         history = [c for c in runtime.get("history") or [] if isinstance(c, str)]
+        replica_ms = 0.0
+        if not findings and not eff.checks_tier and eff.replicas and not _trial_decides(trial):
+            t0 = time.perf_counter()
+            findings = await self._replicas(request.source, runtime, history)
+            replica_ms = (time.perf_counter() - t0) * 1000
         if executed is not None:
             executed.extend(history)
         text = self._render(runtime, eff.categories)
@@ -397,7 +421,11 @@ class AnalysisService:
                 model=eff.model,
                 tokens=tokens,
                 timing=Timing(
-                    extraction_ms=extraction_ms, llm_ms=llm_ms, trial_ms=trial_ms, total_ms=total_ms
+                    extraction_ms=extraction_ms,
+                    llm_ms=llm_ms,
+                    trial_ms=trial_ms,
+                    replica_ms=replica_ms,
+                    total_ms=total_ms,
                 ),
                 trial=trial,
                 **extra,
@@ -462,6 +490,16 @@ class AnalysisService:
         except Exception:
             self.log.exception("crane: rendering the runtime text failed")
             return ""
+
+    async def _replicas(self, source: str, runtime: dict[str, Any], history: list[str]) -> list[Finding]:
+        judge = self.parts.judge_replicas
+        if judge is None:
+            return []
+        try:
+            return await asyncio.to_thread(judge, source, runtime, history)
+        except Exception:
+            self.log.exception("crane: the replica judgement failed")
+            return []
 
     def _check(self, source: str, runtime: dict[str, Any]) -> list[Finding]:
         try:
@@ -550,6 +588,13 @@ class AnalysisService:
 
 # The verdicts a fix is looked for: a certain or observed crash (a prediction is not enough to edit for).
 FIXABLE = frozenset({"trial", "checks", "quick"})
+
+
+def _trial_decides(trial: TrialOutcome | None) -> bool:
+    """Whether the trial settled the question: it crashed, or ran the whole cell to its end."""
+    if trial is None:
+        return False
+    return trial.status == "crashed" or (trial.status == "finished" and not trial.shortened)
 
 
 def _offer(candidate: fixes.Candidate, outcome: TrialOutcome, trial_ms: float) -> Fix:

@@ -418,6 +418,65 @@ def table(verdicts: Sequence[Verdict]) -> list[dict[str, Any]]:
     return sorted(rows.values(), key=lambda r: r["generator"])
 
 
+def replica_table(verdicts: Sequence[Verdict]) -> list[dict[str, Any]]:
+    """Per generator: the replica judge (crane_jupyterlab/checks/replica) beside the rules, on the same
+    executed variants. A replica claim is right when the variant crashed with the claimed exception."""
+    sys.path.insert(0, str(ROOT))
+    from crane_jupyterlab.checks import replica
+    from crane_jupyterlab.checks.view import from_probe
+
+    rows: dict[str, dict[str, Any]] = {}
+    for vd in verdicts:
+        o, v = vd.outcome, vd.variant
+        if o.setup_error or not o.probe:
+            continue
+        key = v.name.split("/", 1)[0]
+        counts = dict.fromkeys(("crash", "fine", "rules_tp", "replica_tp", "replica_wrong", "either_tp"), 0)
+        row = rows.setdefault(key, {"generator": key, "rule": v.rule, "wrong": [], **counts})
+        claims = replica.judge(v.cell, from_probe(o.probe), list(v.setup))
+        exc = claims[0].message.split(":", 1)[0] if claims else None
+        row["crash" if o.crash else "fine"] += 1
+        rules_hit = o.crash and v.rule in vd.rules
+        replica_hit = bool(claims) and o.crash and exc == (o.exception or "").rsplit(".", 1)[-1]
+        row["rules_tp"] += rules_hit
+        row["replica_tp"] += replica_hit
+        row["either_tp"] += rules_hit or replica_hit
+        if claims and not replica_hit:
+            row["replica_wrong"] += 1
+            row["wrong"].append(
+                f"{v.name}: claimed {claims[0].message[:100]}; ran: {o.exception} {o.message[:80]}"
+            )
+    return sorted(rows.values(), key=lambda r: r["generator"])
+
+
+def print_replica(rows: Sequence[dict[str, Any]]) -> None:
+    print("| generator | rule | crashing | fine | rules recall | replica recall | either | replica wrong |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        pct = [
+            f"{100.0 * r[k] / r['crash']:.0f} %" if r["crash"] else "-"
+            for k in ("rules_tp", "replica_tp", "either_tp")
+        ]
+        print(
+            f"| {r['generator']} | {r['rule']} | {r['crash']} | {r['fine']} | {' | '.join(pct)} | "
+            f"{r['replica_wrong']} |"
+        )
+    crash = max(sum(r["crash"] for r in rows), 1)
+    tot = {
+        k: sum(r[k] for r in rows) for k in ("rules_tp", "replica_tp", "either_tp", "replica_wrong", "fine")
+    }
+    print(
+        f"all: {crash} crashing, {tot['fine']} fine variants; "
+        f"rules recall {100.0 * tot['rules_tp'] / crash:.1f}%, "
+        f"replica recall {100.0 * tot['replica_tp'] / crash:.1f}%, "
+        f"either {100.0 * tot['either_tp'] / crash:.1f}%; "
+        f"replica wrong claims {tot['replica_wrong']}"
+    )
+    for r in rows:
+        for wrong in r["wrong"]:
+            print("WRONG", wrong)
+
+
 def all_specs() -> list[Spec]:
     """Every generator module's SPECS."""
     sys.path.insert(0, str(HERE))
@@ -442,13 +501,21 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("-v", "--verbose", action="store_true", help="list every variant that fails")
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    parser.add_argument("--replica", action="store_true", help="score the replica judge beside the rules")
+    parser.add_argument("--per-side", type=int, default=0, help="with --replica: N crashing, N fine each")
     args = parser.parse_args(argv)
     specs = all_specs()
     if args.rules:
         wanted = set(args.rules.split(","))
         specs = [s for s in specs if s.generator in wanted or s.rule in wanted]
     variants = [v for s in specs for v in expand(s)]
+    if args.replica and args.per_side:
+        variants = [v for s in specs for crash in (True, False)
+                    for v in [x for x in expand(s) if x.crash is crash][: args.per_side]]  # fmt: skip
     verdicts = score(variants, execute(variants, jobs=args.jobs))
+    if args.replica:
+        print_replica(replica_table(verdicts))
+        return 0
     rows = table(verdicts)
     if args.markdown:
         print("| generator | rule | crashing | fine | recall | recall (certain paths) | precision |")

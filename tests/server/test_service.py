@@ -14,7 +14,7 @@ import pytest
 from jupyter_client.session import Session
 
 from crane_jupyterlab.api import AnalyzeRequest, AnalyzeSettings
-from crane_jupyterlab.models import Finding, PredictionRequest, Verdict
+from crane_jupyterlab.models import Finding, PredictionRequest, TrialOutcome, Verdict
 from crane_jupyterlab.server import service
 from crane_jupyterlab.server.config import ServiceConfig
 from crane_jupyterlab.server.errors import (
@@ -142,6 +142,56 @@ async def test_a_certain_finding_decides_without_the_model() -> None:
     assert result.status == "ok" and result.verdict.source == "checks" and result.verdict.detection
     assert result.verdict.findings == [FINDING] and "NameError" in result.verdict.reasoning
     assert h.backend.requests == [] and h.specs == []  # the model was not consulted
+
+
+REPLICA = Finding(rule="replica", message="ValueError: X has 3 features", line=1)
+
+
+@pytest.mark.parametrize(
+    ("config", "tier", "asked"),
+    [
+        (ServiceConfig(model=None, trial="off"), "full", True),  # no trial decides: the replicas judge
+        (ServiceConfig(model="openai/m", trial="off"), "full", True),  # and outrank the model
+        (ServiceConfig(model=None, trial="off"), "checks", False),  # never in the checks' quick tier
+        (ServiceConfig(model=None, trial="off", replicas=False), "full", False),  # switched off
+    ],
+)
+async def test_the_replicas_judge_where_no_trial_and_no_rule_decides(
+    config: ServiceConfig, tier: str, asked: bool
+) -> None:
+    h = Harness(config)
+    calls: list[tuple[str, list[str]]] = []
+
+    def judge(source: str, runtime: dict[str, Any], executed: list[str]) -> list[Finding]:
+        calls.append((source, executed))
+        return [REPLICA]
+
+    h.parts.judge_replicas = judge
+    result = await h.analyze("m.predict(X)", tier=tier)
+    assert calls == ([("m.predict(X)", ["a = 1", "b = 2"])] if asked else [])
+    if asked:
+        assert result.verdict.source == "checks" and result.verdict.findings == [REPLICA]
+        assert result.timing.replica_ms > 0 and h.backend.requests == []
+    else:
+        assert not result.verdict.detection and result.timing.replica_ms == 0
+
+
+async def test_a_rule_finding_is_not_judged_again_and_a_failing_judge_costs_nothing() -> None:
+    h = Harness(ServiceConfig(model=None, trial="off"))
+    h.parts.judge_replicas = lambda *args: (_ for _ in ()).throw(AssertionError("not asked"))
+    h.findings = [FINDING]
+    assert (await h.analyze("y")).verdict.findings == [FINDING]
+    h.findings = []
+    result = await h.analyze("y")  # the judge raises: logged, no finding, the answer still comes
+    assert result.status == "no_model" and not result.verdict.detection
+
+
+def test_only_a_crash_or_a_whole_run_decides() -> None:
+    assert not service._trial_decides(None)
+    assert service._trial_decides(TrialOutcome(status="crashed", exception="KeyError"))
+    assert service._trial_decides(TrialOutcome(status="finished"))
+    for status in ("blocked", "timed_out", "out_of_memory", "unavailable"):
+        assert not service._trial_decides(TrialOutcome(status=status))  # type: ignore[arg-type]
 
 
 # -- request validation -----------------------------------------------------------------------------
