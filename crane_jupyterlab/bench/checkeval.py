@@ -1,4 +1,5 @@
-"""Quick scorer of the deterministic checks on JunoBench and on a live suite (developer tool).
+"""Quick scorer of the deterministic checks (the rules, then the replica judge where they find nothing)
+on JunoBench and on a live suite (developer tool).
 
     python -m crane_jupyterlab.bench.checkeval junobench [--dir ../shared/junobench] [-v]
     python -m crane_jupyterlab.bench.checkeval live [--dir ../shared/live] [--ids 'torch_*'] [-v]
@@ -23,7 +24,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..checks import check, check_view
+from ..checks import check_view, replica
+from ..checks.view import from_probe
 from .junobench_adapter import from_junobench
 
 # The shared suites: where CRANE_SHARED says, else ../shared beside the working directory.
@@ -68,7 +70,9 @@ def junobench(args: argparse.Namespace) -> None:
     rows = []
     for case in _cases(Path(args.dir) / "cases.jsonl", args.ids):
         view = from_junobench(case.get("runtime_info_obj"), case["target_cell"], case["executed_cells"])
-        findings = check_view(case["target_cell"], view)
+        findings = check_view(case["target_cell"], view) or replica.judge(
+            case["target_cell"], view, case["executed_cells"]
+        )
         rows.append((case, findings))
     _score(rows, args.verbose)
 
@@ -147,7 +151,11 @@ def live(args: argparse.Namespace) -> None:
         result = _probe_result(case, cache)
         if result is None:
             continue
-        rows.append((case, check(case["target_cell"], result)))
+        view = from_probe(result)
+        findings = check_view(case["target_cell"], view) or replica.judge(
+            case["target_cell"], view, case.get("executed_cells")
+        )
+        rows.append((case, findings))
     _score(rows, args.verbose)
 
 
