@@ -15,6 +15,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 
 import type {
   IAnalyzeResult,
+  IQuickTrial,
   ITrialLoop,
   ITrialOutcome,
   IVerdict
@@ -320,23 +321,44 @@ export function triedLabel(trans: TranslationBundle, tried: Tried[]): string {
   return trans.__('tried: %1', list);
 }
 
+/** Kinds of a quick trial's entries that are long library calls run on a sample of their rows
+ * (kernel/trial/libcalls.py; policy.SAMPLED_CALLS). */
+const SAMPLED_CALLS = new Set(['rows', 'fit', 'minimize']);
+
 /** "seen in a quick trial, loops cut to their first 2 iterations; the crash does not depend on how many
  * ran": who decided a crash seen in a quick trial, with what the cut means for it, in one clause (a
- * qualifier alone, "it does not depend on ...", would not say what "it" is). `k` null: not known. */
+ * qualifier alone, "it does not depend on ...", would not say what "it" is). `k` null: not known.
+ * `quick` says what was cut: loops, long library calls run on a sample of their rows, or both. */
 export function quickBasis(
   trans: TranslationBundle,
   level: Level,
-  k: number | null
+  k: number | null,
+  quick?: IQuickTrial | null
 ): string {
+  const kinds = (quick?.loops ?? [])
+    .filter(loop => loop.cut)
+    .map(loop => loop.kind);
+  const sampled = kinds.some(kind => SAMPLED_CALLS.has(kind));
+  const loops = kinds.some(kind => !SAMPLED_CALLS.has(kind));
   const seen =
-    k === null
-      ? trans.__('seen in a quick trial, loops cut short')
-      : k === 1
-        ? trans.__('seen in a quick trial, loops cut to their first iteration')
-        : trans.__(
-            'seen in a quick trial, loops cut to their first %1 iterations',
-            k
-          );
+    sampled && !loops
+      ? trans.__(
+          'seen in a quick trial, long library calls run on a sample of their rows'
+        )
+      : sampled
+        ? trans.__(
+            'seen in a quick trial, loops cut short and long library calls run on a sample of their rows'
+          )
+        : k === null
+          ? trans.__('seen in a quick trial, loops cut short')
+          : k === 1
+            ? trans.__(
+                'seen in a quick trial, loops cut to their first iteration'
+              )
+            : trans.__(
+                'seen in a quick trial, loops cut to their first %1 iterations',
+                k
+              );
   return level === 'will-crash'
     ? trans.__('%1; the crash does not depend on how many ran', seen)
     : trans.__('%1; the crash may depend on how many ran', seen);
@@ -550,7 +572,12 @@ export function describeCell(
       }
       out.basis =
         isQuick(assessment.basis) && assessment.level !== 'no-crash'
-          ? quickBasis(trans, assessment.level, result?.trial?.quick?.k ?? null)
+          ? quickBasis(
+              trans,
+              assessment.level,
+              result?.trial?.quick?.k ?? null,
+              result?.trial?.quick
+            )
           : basisLabel(trans, assessment, result?.status === 'no_model');
       out.line = assessment.line;
       if (assessment.level !== 'no-crash') {

@@ -354,6 +354,34 @@ describe('text helpers', () => {
       expect(d.line).toBe(14);
     });
 
+    it('says when long library calls ran on a sample of their rows, alone or beside cut loops', () => {
+      const result = quickCrash('depends');
+      const quick = result.trial!.quick!;
+      const fit = {
+        line: 3,
+        kind: 'fit',
+        iterations: 1,
+        runs: 1,
+        cut: true,
+        total: null
+      };
+      const state = { state: 'may-crash' as const, stale: false };
+      result.trial = {
+        ...result.trial!,
+        quick: { ...quick, loops: [fit] }
+      };
+      expect(describeCell(trans, state, done(result)).basis).toBe(
+        'seen in a quick trial, long library calls run on a sample of their rows; the crash may depend on how many ran'
+      );
+      result.trial = {
+        ...result.trial!,
+        quick: { ...quick, loops: [...quick.loops, fit] }
+      };
+      expect(describeCell(trans, state, done(result)).basis).toBe(
+        'seen in a quick trial, loops cut short and long library calls run on a sample of their rows; the crash may depend on how many ran'
+      );
+    });
+
     it('a shortened run that finished, or failed as shortened runs do, is no verdict of its own', () => {
       const finished = quickCrash('certain', 'checks');
       finished.trial = {
