@@ -33,9 +33,16 @@ def crane_env(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def crane_config(llm_stub: StubLLM, crane_env: None) -> dict[str, Any]:
     """`CraneExtension` traits of the test server: the stub as its model. Override per module/test.
-    Trial runs are off: these tests check what the model and the checks decide (an observed trial
-    outcome would decide first); tests/server/test_trial.py turns them on."""
-    return {"model": STUB_MODEL, "api_base": llm_stub.url, "llm_timeout": 20.0, "trial": "off"}
+    Trial runs and the replica judge are off: these tests check what the model and the rules decide (an
+    observed trial outcome or the replicas would decide first); test_handlers_trial.py and
+    test_handlers_replica.py turn them on."""
+    return {
+        "model": STUB_MODEL,
+        "api_base": llm_stub.url,
+        "llm_timeout": 20.0,
+        "trial": "off",
+        "replicas": False,
+    }
 
 
 @pytest.fixture
