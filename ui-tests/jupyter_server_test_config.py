@@ -45,3 +45,6 @@ c.CraneExtension.api_key = "sk-ui-tests"
 # Trial runs only when asked: the level tests show what the checks and the model say on their own;
 # tests/trial.spec.ts asks for trials (the command, and the user setting "auto").
 c.CraneExtension.trial = "on-demand"
+# The replica judge off as well: the level tests need cells whose verdict the stub model gives (the
+# replicas would make several of them certain); tests/server/test_handlers_replica.py covers it.
+c.CraneExtension.replicas = False
