@@ -49,6 +49,20 @@ def test_removed_numpy_alias_is_reported_missing_with_numpys_message() -> None:
     assert modules(r)["numpy"]["version"] == np.__version__
 
 
+def test_a_name_a_library_wrapper_answers_itself_is_never_missing() -> None:
+    """statsmodels' results wrappers delegate every name to the results they wrap through their own
+    __getattribute__: no class defines `predict`, yet it is there (found by the sealed3 suite)."""
+    np = pytest.importorskip("numpy")
+    sm = pytest.importorskip("statsmodels.api")
+    x = np.arange(20.0)
+    model = sm.OLS(2 * x + 1, sm.add_constant(x)).fit()
+    r = run("model.predict(model.model.exog)\nmodel.predictt()", {"model": model})
+    assert entry(r, "model.predict")["missing"] is False
+    assert "model.predictt" not in [e["expr"] for e in r["objects"] if e["missing"]]
+    r = run("s.lowerr()", {"s": "text"})  # a builtin's own __getattribute__ still proves a name missing
+    assert entry(r, "s.lowerr")["missing"] is True
+
+
 def test_big_array_is_sampled() -> None:
     np = pytest.importorskip("numpy")
     a = np.zeros((3000, 1000), dtype=np.float32)

@@ -88,6 +88,11 @@ def _get_attr(obj: Any, name: str) -> Any:
         if attr is not _MISSING:
             return _bind(obj, name, attr, owner, False, foreign)
     if hook is _MISSING:
+        _, custom = _lookup(tp, "__getattribute__")
+        if _isinst(custom, types.FunctionType):
+            # A library's own __getattribute__ may answer what no class defines (statsmodels' results
+            # wrappers delegate every name to the results they wrap): not evaluated, never "missing".
+            raise _Unsafe("a library's __getattribute__ not evaluated")
         raise AttributeError(name)
     if foreign:
         raise _Unsafe("dynamic attribute (__getattr__ not evaluated)")
