@@ -255,3 +255,16 @@ def test_probe_reports_the_globals_notebook_code_may_bind() -> None:
     import functools
 
     assert global_binds(functools.partial(ns["binder"]), ns) == ["history"]
+
+
+def test_the_walk_runs_only_for_a_cell_that_reads_a_name_the_kernel_lacks() -> None:
+    """What a call may bind matters only to a read of an undefined name: other cells skip the walk (its
+    cost showed in `crane-bench speed`)."""
+    k = _kernel()
+
+    def binds(source: str) -> list[Any]:
+        result = k["run"](source, None, k["ns"])
+        return [f for o in result["objects"] for f in o["facts"] if f["key"] == "binds_globals"]
+
+    assert binds("net.fit(1)\nprint(net)") == []
+    assert binds("net.fit(1)\nprint(history)") != []

@@ -157,7 +157,9 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
         if len(objects) >= MAX_ENTRIES:
             break
         entry = _describe(value, name, ctx, hints.get(name))
-        if type(value) not in SCALARS:
+        # Only a read of a name the kernel lacks asks which globals a call may bind (checks/rules/names):
+        # a cell without one does not pay for the walk.
+        if undefined and type(value) not in SCALARS:
             binds = global_binds(value, ns)  # None: calling it may bind any global (no fact)
             if binds is not None:
                 _add(entry, "R", "binds_globals", binds)
