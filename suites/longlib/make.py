@@ -14,37 +14,17 @@ position, floor(n/2) for odd ones; the rest are unseen.
 # ruff: noqa: E501 - the cells are data, one line each where a notebook has one
 from __future__ import annotations
 
-import json
-import random
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from pairs import Pairs, write  # noqa: E402 - beside the suites, not a package
 
-CASES: list[dict] = []
+_SUITE = Pairs()
+pair = _SUITE.pair
 
-
-def pair(id_, library, root, target, shared, buggy, fixed, exc, diag_b, diag_f, fixed_target=None):
-    """`shared`: setup cells common to both; `buggy`/`fixed`: the last setup cell of each version."""
-    for version, last, crash, t, diag in (
-        ("buggy", buggy, True, target, diag_b),
-        ("fixed", fixed, False, fixed_target or target, diag_f),
-    ):
-        CASES.append(
-            {
-                "id": id_,
-                "version": version,
-                "library": library,
-                "root_cause": root,
-                "data_dependent": fixed_target is None,
-                "executed_cells": [*shared, last] if last else list(shared),
-                "target_cell": t,
-                "crash": crash,
-                "exception": exc if crash else None,
-                "message": None,
-                "diagnosis": diag,
-                "decisive_facts": [],
-            }
-        )
+CASES = _SUITE.cases
 
 
 # ---- scikit-learn ------------------------------------------------------------------------------------
@@ -370,27 +350,8 @@ print('total fees', round(fees.sum(), 2), 'mean', round(fees.mean(), 4))""",
 )
 
 
-def split(cases: list[dict]) -> dict[str, str]:
-    libs: dict[str, list[str]] = {}
-    for c in cases:
-        if c["id"] not in libs.setdefault(c["library"], []):
-            libs[c["library"]].append(c["id"])
-    half = {}
-    for n, lib in enumerate(sorted(libs)):
-        ids = sorted(libs[lib])
-        random.Random(f"20261127:{lib}").shuffle(ids)
-        n_dev = (len(ids) + (1 if n % 2 == 0 else 0)) // 2
-        for i, pid in enumerate(ids):
-            half[pid] = "dev" if i < n_dev else "unseen"
-    return half
-
-
 def main() -> None:
-    half = split(CASES)
-    for name in ("all", "dev", "unseen"):
-        rows = [c for c in CASES if name == "all" or half[c["id"]] == name]
-        (HERE / f"{name}.jsonl").write_text("".join(json.dumps(c) + "\n" for c in rows), encoding="utf-8")
-        print(name, len(rows) // 2, "pairs")
+    half = write(HERE, CASES, "20261127")
     for pid in sorted(half):
         print(half[pid], pid)
 
