@@ -67,6 +67,7 @@ def _score(rows: list[tuple[dict[str, Any], list[Any]]], verbose: bool) -> dict[
 
 
 def junobench(args: argparse.Namespace) -> None:
+    replica.warm_up(120)  # the judge abstains while its process warms up
     rows = []
     for case in _cases(Path(args.dir) / "cases.jsonl", args.ids):
         view = from_junobench(case.get("runtime_info_obj"), case["target_cell"], case["executed_cells"])
@@ -146,6 +147,7 @@ def _probe_result(case: dict[str, Any], cache: Path) -> dict[str, Any] | None:
 def live(args: argparse.Namespace) -> None:
     cache = Path(tempfile.gettempdir()) / "crane-checks-probe" / _probe_hash()
     cache.mkdir(parents=True, exist_ok=True)
+    replica.warm_up(120)  # the judge abstains while its process warms up
     rows = []
     for case in _cases(Path(args.cases) if args.cases else Path(args.dir) / "cases.jsonl", args.ids):
         result = _probe_result(case, cache)

@@ -122,6 +122,11 @@ class CraneExtension(ExtensionApp):
         if self.service.config.allowed():
             # litellm takes seconds to import: do it off the event loop now, not in the first request.
             self._background.append(loop.create_task(asyncio.to_thread(litellm)))
+        if self.service.config.replicas and platform_sandbox().available:
+            # The replica judge's process imports its libraries for seconds: now, not at the first cell.
+            from ..checks import replica
+
+            replica.warm_up()
 
     async def _prune_loop(self) -> None:
         while True:

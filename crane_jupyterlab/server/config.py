@@ -186,8 +186,16 @@ class ServiceConfig:
         help="""Where no trial decides (none ran, or it was blocked, timed out, ran out of memory or could
         not run) and the checks found nothing, run the cell in a separate sandboxed process on replicas of
         its inputs rebuilt from the probe's facts, so the libraries themselves judge: a crash is reported
-        as certain only when every replica raises it the same way. Only when the server's Python and
-        libraries are the kernel's (same versions). False: off.""",
+        as certain only when every replica raises it the same way. Every replica runs in the trial's OS
+        sandbox (never where it is not available: then no replica runs). Only when the server's Python
+        and libraries are the kernel's (same versions). False: off.""",
+    )
+    replica_budget: float = option(
+        2.0,
+        help="""Seconds of wall time the replica judge may take for all its replicas of one cell (they run
+        at once); a replica still running then says nothing, and the judge abstains.""",
+        low=0.1,
+        high=60.0,
     )
     trial_hooks_only: bool = option(
         False,

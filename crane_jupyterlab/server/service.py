@@ -113,11 +113,14 @@ def default_parts(config: ServiceConfig) -> Parts:
     def judge_replicas(source: str, runtime: dict[str, Any], executed: list[str]) -> list[Finding]:
         from ..checks import replica
         from ..checks.view import from_probe
+        from .trial import platform_sandbox
 
+        if not platform_sandbox().available:  # replicas run notebook code: only inside the OS sandbox
+            return []
         view = from_probe(runtime)
         if replica.other_environment(view) is not None:
             return []
-        return replica.judge(source, view, executed, timeout=REPLICA_TIMEOUT_S)
+        return replica.judge(source, view, executed, budget_s=config.replica_budget)
 
     def make_backend(spec: ModelSpec) -> Backend:
         from ..llm.factory import make_backend as factory
@@ -170,11 +173,6 @@ def default_parts(config: ServiceConfig) -> Parts:
         suggest_fix=suggest_fix,
         judge_replicas=judge_replicas,
     )
-
-
-# A replica judgement answers in well under a second once its process is warm; its first one imports
-# the libraries.
-REPLICA_TIMEOUT_S = 30.0
 
 
 class _TranslatedBackend:

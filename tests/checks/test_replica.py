@@ -34,6 +34,7 @@ def _state() -> dict[str, Any]:
 
 
 def _judge(cell: str, ns: dict[str, Any], setup: list[str] = SETUP) -> list[Any]:
+    assert replica.warm_up(120), "the replica process did not warm up"
     return replica.judge(cell, from_probe(probe.run(cell, {}, namespace=ns)), setup)
 
 
@@ -73,11 +74,16 @@ def test_a_crash_every_replica_raises_is_claimed_and_is_real(cell: str) -> None:
         "m.predict(X)\nm.coef_.shape",  # runs
         "df.groupby('c')['a'].mean()",  # runs
         "pd.read_csv('no-such-file.csv')",  # the machine, not the data: never claimed
-        "open('/tmp/crane-replica-must-not-exist', 'w').write('x')\nX.sum(axis=2)",  # refused first
+        "import subprocess\nsubprocess.run(['true'])\nX.sum(axis=2)",  # refused first
     ],
 )
 def test_no_claim_where_the_cell_runs_or_the_machine_decides(cell: str) -> None:
     assert _judge(cell, _state()) == []
+
+
+def test_a_file_written_lands_in_a_private_copy_and_the_crash_after_it_is_seen() -> None:
+    cell = "open('/tmp/crane-replica-must-not-exist', 'w').write('x')\nX.sum(axis=2)"
+    assert [f.line for f in _judge(cell, _state())] == [2]
     assert not os.path.exists("/tmp/crane-replica-must-not-exist")
 
 
@@ -140,7 +146,7 @@ def test_another_environment_is_refused() -> None:
 def test_a_dead_replica_process_is_replaced() -> None:
     ns = _state()
     assert _judge("X.sum(axis=2)", ns)
-    replica._server.close()
+    replica.close()
     assert _judge("X.sum(axis=2)", ns)
 
 

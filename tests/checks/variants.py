@@ -425,6 +425,8 @@ def replica_table(verdicts: Sequence[Verdict]) -> list[dict[str, Any]]:
     from crane_jupyterlab.checks import replica
     from crane_jupyterlab.checks.view import from_probe
 
+    replica.warm_up(120)  # the judge abstains while its process warms up
+
     rows: dict[str, dict[str, Any]] = {}
     for vd in verdicts:
         o, v = vd.outcome, vd.variant

@@ -6,26 +6,21 @@ values...) is raised by the libraries themselves from the objects' types, shapes
 facts already hold. `judge` rebuilds each value the cell reads from its facts (`spec.py`: frames with the
 recorded columns, dtypes and values, arrays and tensors of the recorded shapes and dtypes, estimators of
 the recorded class in the recorded state), replays the executed cells' imports and definitions, and runs
-the cell on them under the trial's audit hooks (`runner.py`), never on the user's objects.
+the cell on them in the trial's own sandbox (`runner.py`), never on the user's objects.
 
 A crash is claimed only when it is the cell's own and every variant raises it the same way: each variant
 fills what the facts leave open (unsampled values, the index, NaN on a sampled column, text beyond the
 examples) differently, so a crash they share was decided by what the facts hold. A variant that touches a
 value we could not rebuild, runs out of time, is refused by the sandbox, or raises an error of the
-machine (a missing file, a module, a name) says nothing.
+machine (a missing file, a module, a name) says nothing. The judge runs nothing where that sandbox cannot
+be entered, and answers within its budget (`process.py`).
 """
 
 from __future__ import annotations
 
 import ast
-import atexit
-import json
-import os
 import re
-import select
-import subprocess
 import sys
-import threading
 from importlib import metadata
 from typing import Any
 
@@ -77,7 +72,9 @@ def _reads(tree: ast.Module) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def request_for(source: str, view: RuntimeView, executed_cells: list[str] | None) -> dict[str, Any] | None:
+def request_for(
+    source: str, view: RuntimeView, executed_cells: list[str] | None, budget_s: float = 2.0
+) -> dict[str, Any] | None:
     """The runner's request, or None when there is nothing the replicas could decide."""
     cell = python_source(source)
     try:
@@ -94,68 +91,33 @@ def request_for(source: str, view: RuntimeView, executed_cells: list[str] | None
         "definitions": definitions(list(executed_cells or [])),
         "specs": all_specs,
         "variants": VARIANTS,
-        "timeout": 10,
+        "budget_s": budget_s,
     }
 
 
-class Server:
-    """One warm replica process (`runner.py`): the libraries stay imported, each variant runs in a fork
-    of it. Requests are answered one at a time; a process that dies or overruns is replaced."""
+def warm_up(wait_s: float = 0.0) -> bool:
+    """Start the replica process ahead of need (its libraries take seconds to import; until then the judge
+    abstains); with `wait_s`, wait that long for it to be warm. Returns whether it is."""
+    from .process import server
 
-    def __init__(self) -> None:
-        self._proc: subprocess.Popen[str] | None = None
-        self._lock = threading.Lock()
-
-    def _start(self) -> subprocess.Popen[str]:
-        if self._proc is None or self._proc.poll() is not None:
-            env = dict(os.environ, MPLBACKEND="Agg", PYTHONUNBUFFERED="1")
-            self._proc = subprocess.Popen(
-                [sys.executable, "-m", "crane_jupyterlab.checks.replica.runner"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                text=True,
-                env=env,
-                start_new_session=True,
-            )
-        return self._proc
-
-    def ask(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
-        with self._lock:
-            try:
-                proc = self._start()
-                assert proc.stdin is not None and proc.stdout is not None
-                proc.stdin.write(json.dumps(request, default=str) + "\n")
-                proc.stdin.flush()
-                ready, _, _ = select.select([proc.stdout], [], [], timeout)
-                line = proc.stdout.readline() if ready else ""
-            except (OSError, ValueError) as exc:
-                self.close()
-                return {"error": f"the replica process failed: {exc}"}
-            if not line:
-                self.close()
-                return {"error": f"no answer from the replica process within {timeout:g} s"}
-            try:
-                answer = json.loads(line)
-            except ValueError:
-                self.close()
-                return {"error": "the replica process answered something unreadable"}
-            return answer if isinstance(answer, dict) else {"error": "unreadable answer"}
-
-    def close(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    if wait_s > 0:
+        return server.wait_warm(wait_s)
+    server.start()
+    return False
 
 
-_server = Server()
-atexit.register(_server.close)
+def close() -> None:
+    """End the replica process (a later judgement starts a new one)."""
+    from .process import server
+
+    server.close()
 
 
-def run(request: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
-    """The runner's answer ({"variants": [...]}); {"error": ...} when it could not answer."""
-    return _server.ask(request, timeout)
+def run(request: dict[str, Any]) -> dict[str, Any]:
+    """The runner's answer ({"variants": [...]}); {"error": ...} when it could not answer in time."""
+    from .process import run as ask
+
+    return ask(request)
 
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
@@ -189,13 +151,14 @@ def agreed(answer: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def judge(
-    source: str, view: RuntimeView, executed_cells: list[str] | None = None, timeout: float = 60.0
+    source: str, view: RuntimeView, executed_cells: list[str] | None = None, budget_s: float = 2.0
 ) -> list[Finding]:
-    """The crash the libraries raise on every replica of the cell's inputs ([] when they do not agree)."""
-    request = request_for(source, view, executed_cells)
+    """The crash the libraries raise on every replica of the cell's inputs ([] when they do not agree),
+    all variants within `budget_s` seconds of wall time."""
+    request = request_for(source, view, executed_cells, budget_s)
     if request is None:
         return []
-    return finding(request, view, run(request, timeout))
+    return finding(request, view, run(request))
 
 
 def finding(request: dict[str, Any], view: RuntimeView, answer: dict[str, Any]) -> list[Finding]:

@@ -1,14 +1,20 @@
 """The replica process: rebuild the cell's inputs from specs, run the cell on them, say how it ended.
 
-Run as `python -m crane_jupyterlab.checks.replica.runner`, a JSON request on stdin
-(`{"cell", "definitions", "specs", "variants", "timeout"}`, or `{"batch": [request, ...]}`),
-one JSON line per request on stdout:
-`{"variants": [{"status": "ok"|"raised"|"aborted", "exception", "message", "line", "why"}]}`.
+Run as `python -m crane_jupyterlab.checks.replica.runner`. It imports the libraries replicas are made of,
+says `{"phase": "warm"}` on stdout, then answers JSON requests on stdin
+(`{"cell", "definitions", "specs", "variants", "budget_s", "memory_mb"}`, or `{"batch": [request, ...]}`)
+with one JSON line each:
+`{"variants": [{"status": "ok"|"raised"|"aborted", "exception", "message", "line", "why"}], "sandbox"}`.
 
-Each variant gets a fresh namespace: the executed cells' imports and definitions, then one value per spec,
-filled from the recorded facts and, where the facts leave something open, differently per variant. A name
-we cannot rebuild is bound to a placeholder whose every use aborts the variant. The cell runs under the
-trial's audit hooks (no files written outside a scratch directory, no processes, no network).
+Every variant runs in a process forked from this one and confined by the trial's own sandbox, entered
+exactly as a trial's fork enters it (`kernel/trial/child.enter_sandbox`: user, network and mount
+namespaces, the private copy of writes, Landlock, seccomp whose notifications this process answers as the
+kernel does for a trial (`kernel/trial/watch.Trial`), no capabilities, the audit hooks); where that
+sandbox cannot be entered the variant runs nothing. Each variant gets a fresh namespace: the executed
+cells' imports and definitions, then one value per spec, filled from the recorded facts and, where the
+facts leave something open, differently per variant. A name we cannot rebuild is bound to a placeholder
+whose every use aborts the variant. All variants run at once, within one wall-clock budget; a variant that
+outlasts it, needs more memory, or meets a refusal of the sandbox says nothing.
 """
 
 from __future__ import annotations
@@ -16,21 +22,24 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
-import signal
 import sys
-import tempfile
+import threading
 import time
 import traceback
 from typing import Any
 
+from ...kernel.trial import child
+from ...kernel.trial.sandbox import confine
+from ...kernel.trial.watch import Trial
 from .build import build
 
 CELL_FILE = "<crane-replica-cell>"
+# Builtins IPython rebinds in the user namespace with a wrapper of its own that behaves the same here.
+_IPYTHON_BUILTINS = frozenset({"open"})
 
 
 class Abort(BaseException):
-    """The replica cannot say: a placeholder was used, or the variant ran out of time."""
+    """The replica cannot say: a value we could not rebuild was used."""
 
 
 _touched: list[str] = []
@@ -71,14 +80,11 @@ for _dunder in _DUNDERS.split():
     setattr(Unknown, _dunder, Unknown._stop)
 
 
-# ---- running --------------------------------------------------------------------------------------
-
-
-def _timeout(signum: int, frame: Any) -> None:
-    raise _abort("ran out of time")
+# ---- one variant (in its sandboxed child) --------------------------------------------------------
 
 
 def run_variant(request: dict[str, Any], variant: int, guard: Any) -> dict[str, Any]:
+    """Rebuild the inputs and run the cell; the sandbox (`guard` and the OS layers) already holds."""
     import random
 
     try:
@@ -96,7 +102,8 @@ def run_variant(request: dict[str, Any], variant: int, guard: Any) -> dict[str, 
     built: dict[str, str] = {}
     for name, spec in (request.get("specs") or {}).items():
         if spec["kind"] == "defined":
-            if name not in ns:
+            # IPython's `open` (a guard for fds 0-2 around the builtin) is the kernel's, not the notebook's.
+            if name not in ns and name not in _IPYTHON_BUILTINS:
                 ns[name] = Unknown(name, "its definition was not replayed")
             continue
         if spec["kind"] == "unknown":
@@ -107,13 +114,11 @@ def run_variant(request: dict[str, Any], variant: int, guard: Any) -> dict[str, 
             built[name] = spec["kind"]
         except BaseException as exc:
             ns[name] = Unknown(name, f"could not be rebuilt ({type(exc).__name__}: {exc})"[:200])
+    if guard.refusals:  # the definitions or the builders met the sandbox: the replicas are not the facts
+        return {"status": "aborted", "why": f"the sandbox refused to {guard.refusals[0]} while rebuilding"}
     del _touched[:]
     code = compile(request["cell"], CELL_FILE, "exec")
-    signal.signal(signal.SIGALRM, _timeout)
-    signal.setitimer(signal.ITIMER_REAL, float(request.get("timeout") or 10))
-    refused = len(guard.refusals)
     try:
-        guard.active = True
         exec(code, ns)
         status: dict[str, Any] = {"status": "ok"}
     except Abort as exc:
@@ -140,37 +145,161 @@ def run_variant(request: dict[str, Any], variant: int, guard: Any) -> dict[str, 
             "message": (str(exc).strip().splitlines() or [""])[0][:300],
             "line": line,
         }
-    finally:
-        guard.active = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    if len(guard.refusals) > refused and status["status"] != "aborted":
-        status = {"status": "aborted", "why": f"the sandbox refused {guard.refusals[refused]}"}
     if _touched and status["status"] != "aborted":
         status = {"status": "aborted", "why": _touched[0]}
     status["built"] = built
-    try:
-        if "matplotlib.pyplot" in sys.modules:
-            sys.modules["matplotlib.pyplot"].close("all")
-    except Exception:
-        pass
     return status
 
 
-# Libraries the server keeps imported between requests (TensorFlow is not: it deadlocks in a fork).
+def _send(fd: int, message: dict[str, Any]) -> None:
+    data = (json.dumps(message, default=str) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+# What a variant says, as a trial's child says it: the watching side (watch.Trial) then turns a crash or
+# an end after a refusal into "blocked", as for any trial.
+_AS_TRIAL = {"raised": "crashed", "ok": "finished"}
+
+
+def _variant_main(
+    request: dict[str, Any],
+    variant: int,
+    opts: dict[str, Any],
+    scratch: str,
+    writer: int,
+    control: Any,
+    parent: int,
+) -> None:  # pragma: no cover - runs in the forked child, which ends with os._exit
+    code = 70
+    try:
+        os.setpgid(0, 0)
+        if sys.platform.startswith("linux"):
+            confine.set_pdeathsig()
+        if os.getppid() != parent:
+            os._exit(0)
+        report = child.enter_sandbox(None, opts, scratch, writer, control, None)
+        guard = report.pop("guard")
+        _send(writer, {"phase": "ready", **report})
+        answer = run_variant(request, variant, guard)
+        status = answer.pop("status")
+        done = {**answer, "status": _AS_TRIAL.get(status, "unavailable"), "replica": status}
+        if status == "aborted":
+            done["reason"] = answer.get("why") or "aborted"
+        done["refusals"] = guard.refusals
+        _send(writer, {"phase": "done", **done})
+        code = 0
+    except BaseException as exc:
+        with contextlib.suppress(BaseException):
+            reason = exc.args[0] if isinstance(exc, child.NoSandbox) else f"{type(exc).__name__}: {exc}"
+            _send(writer, {"phase": "done", "status": "unavailable", "reason": str(reason)[:500]})
+    finally:
+        os._exit(code)
+
+
+# ---- this process's side -------------------------------------------------------------------------
+
+# Seconds a variant may take to enter the sandbox, before its share of the budget starts.
+SETUP_S = 1.0
+DEFAULT_BUDGET_S = 2.0
+DEFAULT_MEMORY_MB = 1024
+
+
+def _fork(request: dict[str, Any], variant: int, opts: dict[str, Any]) -> Trial:
+    """A variant's process, watched as a trial's fork is (`kernel/trial/fork.py`)."""
+    import socket
+    import tempfile
+
+    trial = Trial(opts, os.path.realpath(tempfile.mkdtemp(prefix="crane-replica-v")))
+    trial.setup_s = SETUP_S
+    trial.detect_deadlock = False  # a replica's libraries start their pools in the child itself
+    reader, writer = os.pipe()
+    ours, theirs = socket.socketpair()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(reader)
+        ours.close()
+        _variant_main(request, variant, opts, trial.scratch, writer, theirs, parent)
+    trial.pid = pid
+    trial.forked = time.monotonic()
+    try:  # opened while the child still has our credentials (the supervisor reads its memory)
+        trial.memory = os.open(f"/proc/{pid}/mem", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        trial.memory = -1
+    os.close(writer)
+    theirs.close()
+    trial.reader = reader
+    trial.control = ours
+    return trial
+
+
+def _as_variant(outcome: dict[str, Any]) -> dict[str, Any]:
+    """A variant's outcome in the judge's words: raised, ok, or aborted with the reason."""
+    status = outcome.get("status")
+    replica = outcome.get("replica")
+    keep = {k: v for k, v in outcome.items() if k not in ("status", "replica", "reason", "refusals")}
+    if status == "crashed" and replica == "raised":
+        return {**keep, "status": "raised"}
+    if status == "finished" and replica == "ok":
+        return {**keep, "status": "ok"}
+    why = outcome.get("reason") or status
+    if status == "timed_out":
+        why = "ran out of time"
+    return {"status": "aborted", "why": str(why), "outcome": status, "built": outcome.get("built") or {}}
+
+
+def judge(request: dict[str, Any]) -> dict[str, Any]:
+    """Every variant of one request, run at once, each in its own sandboxed child."""
+    budget = float(request.get("budget_s") or DEFAULT_BUDGET_S)
+    opts = {
+        "budget_s": budget,
+        "memory_mb": int(request.get("memory_mb") or DEFAULT_MEMORY_MB),
+        "private_writes": True,
+        "hooks_only": False,  # no OS sandbox, no replica: audit hooks alone do not see native code
+        "nice": 5,
+    }
+    # Every child is forked before any watcher receives a child's seccomp listener, so no child inherits
+    # another's (and each neutralises the other's pipes: kernel/trial/sandbox/inherited.py).
+    trials = [_fork(request, v, opts) for v in range(int(request.get("variants") or 2))]
+    threads = [threading.Thread(target=t.watch, daemon=True) for t in trials]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    variants = [_as_variant(t.outcome or {"status": "unavailable", "reason": "no outcome"}) for t in trials]
+    sandbox = next((t.outcome.get("sandbox") for t in trials if t.outcome and t.outcome.get("sandbox")), None)
+    return {"variants": variants, "sandbox": sandbox}
+
+
+# Libraries this process keeps imported (TensorFlow is not: it deadlocks in a fork).
 _WARM = ("numpy", "pandas", "sklearn", "scipy", "torch", "matplotlib")
 
 
+def _warm_all() -> list[str]:
+    """The libraries replicas are made of, imported once, before any request: each fork finds them."""
+    import importlib.util
+
+    warm = []
+    for name in _WARM:
+        with contextlib.suppress(BaseException):
+            if importlib.util.find_spec(name) is not None:
+                __import__(name)
+                warm.append(name)
+    with contextlib.suppress(BaseException):
+        if "matplotlib" in sys.modules:
+            __import__("matplotlib.pyplot")
+    return warm
+
+
 def _warm(request: dict[str, Any]) -> None:
-    """Import in the server what the variants will import, so each fork finds it loaded."""
+    """Import the submodules the definitions name, of the libraries kept warm, before forking."""
     import ast
 
     modules = set()
     for spec in (request.get("specs") or {}).values():
         path = spec.get("module") or spec.get("path") or ""
         modules.add(path if spec["kind"] == "module" else path.rpartition(".")[0])
-        modules |= {"frame": {"pandas"}, "series": {"pandas"}, "ndarray": {"numpy"}, "tensor": {"torch"}}.get(
-            spec["kind"], set()
-        )
     for source in request.get("definitions") or []:
         try:
             node = ast.parse(source).body[0]
@@ -185,73 +314,27 @@ def _warm(request: dict[str, Any]) -> None:
             __import__(module)
 
 
-def _in_child(request: dict[str, Any], variant: int, guard: Any, limit: float) -> dict[str, Any]:
-    """One variant in a forked child, so no variant sees what another's cell changed."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.close(read)
-        try:
-            answer = run_variant(request, variant, guard)
-        except BaseException as exc:
-            answer = {"status": "aborted", "why": f"the runner failed: {exc!r:.200}"}
-        data = json.dumps(answer, default=str).encode()
-        while data:
-            data = data[os.write(write, data) :]
-        os._exit(0)
-    os.close(write)
-    chunks = []
-    deadline = time.monotonic() + limit
-    while True:
-        left = deadline - time.monotonic()
-        ready, _, _ = select.select([read], [], [], max(left, 0))
-        if not ready:
-            os.kill(pid, signal.SIGKILL)
-            break
-        chunk = os.read(read, 1 << 16)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(read)
-    os.waitpid(pid, 0)
-    try:
-        reply: dict[str, Any] = json.loads(b"".join(chunks).decode())
-        return reply
-    except ValueError:
-        return {"status": "aborted", "why": "the variant's process ended without an answer"}
-
-
 def main() -> int:
     """Serve requests, one JSON line each, until stdin closes (the libraries stay imported)."""
     out = sys.stdout
-    sys.stdout = sys.stderr  # the cell's prints must not mix with the answers
-    scratch = tempfile.mkdtemp(prefix="crane-replica-")
-    os.chdir(scratch)
+    sys.stdout = sys.stderr  # nothing but answers on the answer channel
     os.environ.setdefault("MPLBACKEND", "Agg")
-    try:
-        from ...kernel.trial.sandbox.hooks import Guard
-
-        guard: Any = Guard(scratch, os_layer=False)
-        sys.addaudithook(guard)
-    except Exception:
-        guard = None
+    # Nothing of a variant lands here: each writes in its own scratch directory and private copies.
+    os.chdir(os.path.realpath(__import__("tempfile").gettempdir()))
+    warm = _warm_all()
+    out.write(json.dumps({"phase": "warm", "libraries": warm}) + "\n")
+    out.flush()
     for line in sys.stdin:
         try:
             request = json.loads(line)
         except ValueError:
             continue
-        requests = request.get("batch", [request])
-        for one in requests:
-            if guard is None:
-                answer: dict[str, Any] = {"variants": [], "error": "the audit hooks could not be installed"}
-            else:
+        for one in request.get("batch", [request]):
+            try:
                 _warm(one)
-                limit = float(one.get("timeout") or 10) + 20
-                answer = {
-                    "variants": [
-                        _in_child(one, v, guard, limit) for v in range(int(one.get("variants") or 2))
-                    ]
-                }
+                answer = judge(one)
+            except Exception as exc:
+                answer = {"variants": [], "error": f"the replica process failed: {type(exc).__name__}: {exc}"}
             out.write(json.dumps(answer, default=str) + "\n")
             out.flush()
     return 0

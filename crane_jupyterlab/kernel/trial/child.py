@@ -50,7 +50,7 @@ def main(
         if os.getppid() != parent:  # the kernel died before PR_SET_PDEATHSIG took hold
             os._exit(0)
         gc.freeze()  # a collection would touch (and copy) every old object of the kernel
-        report = _prepare(shell, opts, scratch, writer, control, random_state, pack)
+        report = enter_sandbox(shell, opts, scratch, writer, control, random_state, pack)
         guard = report.pop("guard")
         if pack >= 0 and then_run:
             # The inputs first, as they are before the cell changes them: a worker runs the cell on them
@@ -69,7 +69,7 @@ def main(
         try:
             reason = (
                 exc.args[0]
-                if isinstance(exc, _NoSandbox)
+                if isinstance(exc, NoSandbox)
                 else f"the trial failed: {type(exc).__name__}: {exc}"
             )
             _send(writer, {"phase": "done", **unavailable(str(reason)[:MESSAGE_CHARS])})
@@ -90,7 +90,7 @@ def _pack(pack: int, source: str, ns: dict[str, Any], shell: Any, opts: dict[str
     return {"status": "packed", "elapsed_ms": ms(time.perf_counter() - t0), **packed}
 
 
-class _NoSandbox(Exception):
+class NoSandbox(Exception):
     """The OS sandbox could not be entered (and hooks-only trials are not allowed)."""
 
 
@@ -100,7 +100,7 @@ def _send(fd: int, message: dict[str, Any]) -> None:
         data = data[os.write(fd, data) :]
 
 
-def _prepare(
+def enter_sandbox(
     shell: Any,
     opts: dict[str, Any],
     scratch: str,
@@ -109,7 +109,10 @@ def _prepare(
     random_state: Any,
     pack: int = -1,
 ) -> dict[str, Any]:  # pragma: no cover - child only
-    """Everything between the fork and the cell; returns what the "ready" report carries."""
+    """Everything between the fork and the cell; returns what the "ready" report carries.
+
+    The one sandbox of everything that runs notebook code before the user asks: a trial's fork, and each
+    variant of the replica judge (checks/replica/runner.py), whose process forks like the kernel."""
     t0 = time.perf_counter()
     steps: dict[str, float] = {}
 
@@ -174,7 +177,7 @@ def _prepare(
     for fd in overlay.fds(cow):
         os.close(fd)
     if not os_layer and not opts["hooks_only"]:
-        raise _NoSandbox(
+        raise NoSandbox(
             f"no OS sandbox: {failure}; an administrator may allow hooks-only trials "
             "(c.CraneExtension.trial_hooks_only = True)"
         )

@@ -243,7 +243,7 @@ def _own_gpu(fraction: float) -> tuple[str, ...]:  # pragma: no cover - worker o
 def _sandbox(
     opts: dict[str, Any], scratch: str, control: Any, layers: dict[str, Any], devices: tuple[str, ...] = ()
 ) -> tuple[Guard, dict[str, Any]]:  # pragma: no cover - worker only
-    """The rest of the sandbox, as the forked child enters it (child._prepare), but for a process with
+    """The rest of the sandbox, as the forked child enters it (child.enter_sandbox), but for a process with
     threads: the seccomp filter is synchronised onto all of them."""
     import socket
     import tempfile
