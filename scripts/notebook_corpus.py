@@ -4,7 +4,7 @@
     python3 scripts/notebook_corpus.py DEST [--manifest suites/notebooks/manifest.json]
                                              [--mirrors /work/.mirror] [--repo owner/name=PATH ...]
 
-Each notebook (and each data folder) is read from its repository at the manifest's commit with
+Each notebook (and each data folder or file) is read from its repository at the manifest's commit with
 `git show`/`git archive`, so any clone or bare mirror that has the commit serves; nothing is downloaded.
 A mirror is looked up as MIRRORS/<owner>+<name>/repo, then MIRRORS/<owner>+<name>, unless --repo
 names its path. DEST should lie outside this repository (the notebooks are not ours to commit); then:
@@ -57,18 +57,30 @@ def main() -> int:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(git(entry["repo"], "show", f"{entry['commit']}:{entry['path']}"))
     for entry in manifest.get("data", []):
+        # A data entry names a folder (its files land under dest) or one file (written as dest), so a
+        # folder whose other files the mirror lacks (large blobs left out) can still be served.
         archive = git(entry["repo"], "archive", "--format=tar", entry["commit"], entry["path"])
-        prefix = entry["path"].rstrip("/") + "/"
+        path = entry["path"].rstrip("/")
+        written = 0
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             for member in tar.getmembers():
-                if member.isfile() and member.name.startswith(prefix):
-                    target = args.dest / entry["dest"] / member.name[len(prefix) :]
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    source = tar.extractfile(member)
-                    assert source is not None
-                    target.write_bytes(source.read())
+                if not member.isfile():
+                    continue
+                if member.name == path:
+                    target = args.dest / entry["dest"]
+                elif member.name.startswith(path + "/"):
+                    target = args.dest / entry["dest"] / member.name[len(path) + 1 :]
+                else:
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                source = tar.extractfile(member)
+                assert source is not None
+                target.write_bytes(source.read())
+                written += 1
+        if not written:
+            sys.exit(f"{entry['repo']}: no file at {entry['path']} in {entry['commit']}")
     print(
-        f"{len(manifest['notebooks'])} notebooks and {len(manifest.get('data', []))} data folders "
+        f"{len(manifest['notebooks'])} notebooks and {len(manifest.get('data', []))} data folders or files "
         f"in {args.dest}"
     )
     return 0
