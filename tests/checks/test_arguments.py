@@ -140,6 +140,7 @@ def test_probe_describes_only_calls_that_cannot_bind(ns: dict[str, Any]) -> None
     assert {x["key"]: x["value"] for x in calls[0]["facts"]} == {
         "bind_error": "too many positional arguments",
         "signature": "(a: 'Any', b: 'Any' = 1) -> 'Any'",
+        "params": ["a", "b"],  # whole, for a fix that names an argument (fixes/library.py)
     }
     text = runtime_text.render(result)
     assert "f(1, 2, 3): arguments do not fit the signature (a: 'Any', b: 'Any' = 1)" in text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import inspect
 import sys
 from typing import Any
 
@@ -26,7 +27,7 @@ from .safe import (
     _root,
 )
 from .scan import _Scanner
-from .signatures import _drop_first, _plain_class, _signature_of, _signature_text
+from .signatures import _drop_first, _param_names, _plain_class, _signature_of, _signature_text
 
 MAX_ARGUMENT_ENTRIES = 5
 
@@ -77,7 +78,9 @@ def _argument_checks(scan: _Scanner, ns: dict[str, Any], ctx: _Ctx) -> list[dict
         signature, message = failed
         entry = _entry(call.text, "call")
         _add(entry, "R", "bind_error", _trim(message, 160))
-        _add(entry, "R", "signature", _trim(signature, 200))
+        _add(entry, "R", "signature", _trim(_signature_text(signature), 200))
+        # Whole, unlike the trimmed text: a fix renames a keyword or names a positional argument by them.
+        _add(entry, "R", "params", _param_names(signature))
         if raises != "TypeError":
             _add(entry, "R", "raises", raises)
         if call.root is None and call.origin is not None:
@@ -93,7 +96,7 @@ def _decorated(fn: Any) -> bool:
     return "__wrapped__" in d or "__signature__" in d
 
 
-def _bind_failure(fn: Any, n_pos: int, keywords: list[str]) -> tuple[str, str] | None:
+def _bind_failure(fn: Any, n_pos: int, keywords: list[str]) -> tuple[inspect.Signature, str] | None:
     """(signature, TypeError message) when calling `fn` with `n_pos` positional arguments and these
     keywords must raise TypeError, whatever the values; None when it binds or when unsure."""
     if _ismethod(fn):
@@ -111,7 +114,7 @@ def _bind_failure(fn: Any, n_pos: int, keywords: list[str]) -> tuple[str, str] |
         signature.bind(*([None] * n_pos), **dict.fromkeys(keywords))
     except TypeError as exc:
         message = exc.args[0] if exc.args and type(exc.args[0]) is str else "arguments do not bind"
-        return _signature_text(signature), message
+        return signature, message
     except Exception:
         return None
     return None
@@ -131,7 +134,7 @@ KERAS_LAYER_MODULES = ("keras.src.layers.core.", "keras.src.layers.convolutional
                        "keras.src.optimizers.")  # fmt: skip
 
 
-def _keras_leftovers(cls: Any, keywords: list[str]) -> tuple[str, str] | None:
+def _keras_leftovers(cls: Any, keywords: list[str]) -> tuple[inspect.Signature, str] | None:
     """(signature, message) when a Keras 3 optimizer or core layer is given keywords that no
     __init__ of its class chain names and its base class does not consume."""
     if not keywords or not _isclass(cls) or _root(cls) != "keras":
@@ -162,10 +165,12 @@ def _keras_leftovers(cls: Any, keywords: list[str]) -> tuple[str, str] | None:
     if not leftover:
         return None
     what = "Argument(s) not recognized" if base == "BaseOptimizer" else "Unrecognized keyword arguments"
-    return _signature_text(_drop_first(own) or own), f"{what}: {', '.join(leftover)}"
+    return _drop_first(own) or own, f"{what}: {', '.join(leftover)}"
 
 
-def _patch_leftovers(fn: Any, keywords: list[str], histtype: str | None) -> tuple[str, str] | None:
+def _patch_leftovers(
+    fn: Any, keywords: list[str], histtype: str | None
+) -> tuple[inspect.Signature, str] | None:
     """(signature, message) for matplotlib's `hist` given a keyword that is neither its parameter nor a
     property of the patches it draws (`normed=`, removed in 3.1): its docstring says `**kwargs` are
     "`~matplotlib.patches.Patch` properties", and `Artist._update_props` raises AttributeError for a
@@ -194,7 +199,7 @@ def _patch_leftovers(fn: Any, keywords: list[str], histtype: str | None) -> tupl
         return None
     artist = {None: "Rectangle", "bar": "Rectangle", "barstacked": "Rectangle", "step": "Polygon",
               "stepfilled": "Polygon"}.get(histtype, "Patch")  # fmt: skip
-    return _signature_text(signature), (
+    return signature, (
         f"passes {leftover[0]}= to its patches: {artist}.set() got an unexpected keyword argument "
         f"{leftover[0]!r} (not a Patch property of the installed matplotlib)"
     )

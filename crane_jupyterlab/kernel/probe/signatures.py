@@ -157,6 +157,33 @@ def _signature_text(sig: inspect.Signature, ctx: _Ctx | None = None) -> str:
     return text
 
 
+MAX_PARAMS = 80
+
+
+def _param_names(sig: inspect.Signature) -> list[str]:
+    """The parameters' names in order, with the markers a signature is written with: "/" after the
+    positional-only ones, "*" before keyword-only ones (when there is no `*args`), "*args", "**kwargs"."""
+    out: list[str] = []
+    kinds = inspect.Parameter
+    star = False
+    params = list(sig.parameters.values())[:MAX_PARAMS]
+    for i, p in enumerate(params):
+        if p.kind is kinds.VAR_POSITIONAL:
+            out.append("*" + p.name)
+            star = True
+        elif p.kind is kinds.VAR_KEYWORD:
+            out.append("**" + p.name)
+        else:
+            if p.kind is kinds.KEYWORD_ONLY and not star:
+                out.append("*")
+                star = True
+            out.append(p.name)
+        following = params[i + 1].kind if i + 1 < len(params) else None
+        if p.kind is kinds.POSITIONAL_ONLY and following is not kinds.POSITIONAL_ONLY:
+            out.append("/")
+    return out
+
+
 def _annotation_text(annotation: Any, ctx: _Ctx | None) -> str:
     if type(annotation) is str:
         return repr(annotation)  # as inspect shows a postponed annotation
