@@ -44,7 +44,10 @@ class Finding(BaseModel):
     line: int | None = None
 
 
-FixOrigin = Literal["close-name", "import", "renamed-api", "model"]
+# Where a fix came from: the probe's or the library's close names, an import, the renamed-API table, a
+# replacement the crash's message names, the callee's signature (a keyword renamed or dropped, an argument
+# given by keyword), the model.
+FixOrigin = Literal["close-name", "import", "renamed-api", "message", "signature", "model"]
 
 
 class Fix(BaseModel):
@@ -53,7 +56,7 @@ class Fix(BaseModel):
 
     title: Plain  # the change in a few characters: "df['Agee'] → df['Age']"
     source: str  # the whole new cell
-    origin: FixOrigin  # where it came from: the probe's close names, an import, a renamed API, the model
+    origin: FixOrigin  # where it came from (FixOrigin)
     line: int | None = None  # the first line changed
     tried: Plain  # what ran: "the edited cell ran to its end in a trial"
     shortened: bool = False  # a quick trial: long loops ran their first iterations only

@@ -139,7 +139,13 @@ export interface ITrialOutcome {
 export interface IFix {
   title: string;
   source: string;
-  origin: 'close-name' | 'import' | 'renamed-api' | 'model';
+  origin:
+    | 'close-name'
+    | 'import'
+    | 'renamed-api'
+    | 'message'
+    | 'signature'
+    | 'model';
   line: number | null;
   tried: string;
   shortened: boolean;

@@ -3,7 +3,11 @@
 - close names from the probe: a column, key or attribute the object lacks, or a variable the kernel lacks,
   next to one it has ("Agee" -> "Age");
 - a module used under its usual alias that this kernel never imported (`np` -> `import numpy as np`);
-- an API the installed library renamed or removed, by its own message (renamed.py).
+- an API the installed library renamed or removed, by its own message (renamed.py, a table for what the
+  message does not name);
+- what the crash's message and the installed library say, by rule (derived.py): a replacement the message
+  names, a refused keyword renamed to a close one of the signature or dropped, positional arguments given
+  by keyword, a close name of a module or class, an import from the module that defines the name.
 
 Edits are made on the cell's tokens (a name inside a string or comment is never touched). A candidate is
 only a proposal: the server offers it after a trial ran the edited cell to its end (server/service.py).
@@ -12,16 +16,15 @@ only a proposal: the server offers it after a trial ran the edited cell to its e
 from __future__ import annotations
 
 import ast
-import io
-import tokenize
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from ..checks.astutil import bound_names
+from .derived import Derivation
+from .edits import diff_title, first_changed, replace_keys, replace_names
+from .library import Library
+from .proposal import Candidate, Crash
 from .renamed import renamed
-
-Origin = Literal["close-name", "import", "renamed-api", "model"]
 
 # Modules notebooks use under a conventional alias: the name a cell reads -> the import that binds it.
 ALIASES: dict[str, str] = {
@@ -78,32 +81,38 @@ PLAIN_MODULES = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """One proposed edit of the whole cell."""
+def _module_of(statement: str) -> str:
+    """`import numpy as np` -> numpy, `from scipy import stats` -> scipy.stats."""
+    words = statement.split()
+    return f"{words[1]}.{words[3]}" if words[0] == "from" else words[1]
 
-    title: str  # the change in a few characters: "df['Agee'] → df['Age']"
-    source: str  # the whole new cell
-    origin: Origin
-    line: int | None = None  # the first line changed
+
+# The module each usual alias stands for, to read a message's `np.` as the cell's `numpy.` and back.
+CONVENTIONAL = {alias: _module_of(statement) for alias, statement in ALIASES.items()}
 
 
 def candidates(
     cell: str,
     runtime: dict[str, Any],
-    messages: Iterable[str],
+    messages: Iterable[str | Crash],
     limit: int = 3,
     executed: Iterable[str] = (),
 ) -> list[Candidate]:
-    """Up to `limit` distinct candidates, the most specific first: close names, imports, renamed APIs.
-    `executed`: the cells the kernel ran; a name one of them binds is missing because that cell failed
-    (a cascade), so no close name is put in its place."""
+    """Up to `limit` distinct candidates, the library's own word first, then close names, imports, the
+    renamed-API table, the callee's signature, the library's close names, and last a dropped keyword
+    (it may change what the cell computes). `messages`: the crash as observed or found certain (a bare
+    message has no line). `executed`: the cells the kernel ran; a name one of them binds is missing
+    because that cell failed (a cascade), so no close name is put in its place.
+
+    Reading the library may import it in this process (library.py): call it off the event loop."""
     out: list[Candidate] = []
     seen = {cell}
+    crashes = [m if isinstance(m, Crash) else Crash(m) for m in messages]
+    executed = list(executed)
     meant: set[str] = set()
     for source in executed:
         meant |= bound_names(source)
-    for candidate in _all(cell, runtime, list(messages), frozenset(meant)):
+    for candidate in _all(cell, runtime, crashes, frozenset(meant), executed):
         if candidate.source not in seen:
             seen.add(candidate.source)
             out.append(candidate)
@@ -113,14 +122,20 @@ def candidates(
 
 
 def _all(
-    cell: str, runtime: dict[str, Any], messages: list[str], meant: frozenset[str]
+    cell: str, runtime: dict[str, Any], crashes: list[Crash], meant: frozenset[str], executed: list[str]
 ) -> Iterator[Candidate]:
+    derived = Derivation(cell, crashes, Library(runtime, [*executed, cell]), CONVENTIONAL)
+    yield from derived.named()
     yield from _close_members(cell, runtime)
     yield from _close_variables(cell, runtime, meant)
     yield from _imports(cell, runtime)
-    for message in messages:
-        for _entry, edited in renamed(cell, message):
-            yield Candidate(_diff_title(cell, edited), edited, "renamed-api", _first_changed(cell, edited))
+    for crash in crashes:
+        for _entry, edited in renamed(cell, crash.message):
+            yield Candidate(diff_title(cell, edited), edited, "renamed-api", first_changed(cell, edited))
+    yield from derived.keywords()
+    yield from derived.positionals()
+    yield from derived.names()
+    yield from derived.drops()
 
 
 # -- close names -----------------------------------------------------------------------------------
@@ -171,7 +186,7 @@ def _close_members(cell: str, runtime: dict[str, Any]) -> Iterator[Candidate]:
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
             key = node.slice.value
             if isinstance(key, str):
-                edited = _replace_keys(cell, key, close[0])
+                edited = replace_keys(cell, key, close[0])
                 if edited:
                     owner = ast.unparse(node.value)
                     yield Candidate(
@@ -184,7 +199,7 @@ def _close_members(cell: str, runtime: dict[str, Any]) -> Iterator[Candidate]:
             # method of a close name (`set_params`) would run, and mean something else.
             and node.attr.endswith("_") == close[0].endswith("_")
         ):
-            edited = _replace_names(cell, node.attr, close[0], after_dot=True)
+            edited = replace_names(cell, node.attr, close[0], after_dot=True)
             if edited:
                 owner = ast.unparse(node.value)
                 yield Candidate(
@@ -202,7 +217,7 @@ def _close_variables(cell: str, runtime: dict[str, Any], meant: frozenset[str]) 
         if name in meant:
             continue
         if isinstance(name, str) and isinstance(hits, list) and hits and isinstance(hits[0], str):
-            edited = _replace_names(cell, name, hits[0], after_dot=False)
+            edited = replace_names(cell, name, hits[0], after_dot=False)
             if edited:
                 yield Candidate(f"{name} → {hits[0]}", edited[0], "close-name", edited[1])
 
@@ -218,110 +233,3 @@ def _imports(cell: str, runtime: dict[str, Any]) -> Iterator[Candidate]:
         statement = ALIASES.get(name) or (f"import {name}" if plain else None)
         if statement:
             yield Candidate(f"add `{statement}`", f"{statement}\n{cell}", "import", 1)
-
-
-# -- token edits -----------------------------------------------------------------------------------
-
-
-def _tokens(cell: str) -> list[tokenize.TokenInfo] | None:
-    try:
-        return list(tokenize.generate_tokens(io.StringIO(cell).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return None  # IPython syntax (a shell escape) or unfinished code: no edit
-
-
-def _significant(tokens: list[tokenize.TokenInfo]) -> list[tokenize.TokenInfo]:
-    skip = {tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT}
-    return [t for t in tokens if t.type not in skip]
-
-
-def _replace_names(cell: str, old: str, new: str, after_dot: bool) -> tuple[str, int] | None:
-    """Every NAME token `old` (right after a dot, or not) replaced by `new`; (cell, first line) or None."""
-    tokens = _tokens(cell)
-    if tokens is None:
-        return None
-    toks = _significant(tokens)
-    picks = [
-        t
-        for i, t in enumerate(toks)
-        if t.type == tokenize.NAME
-        and t.string == old
-        and (i > 0 and toks[i - 1].string == ".") == after_dot
-        # a keyword argument's name (f(old=...)) is not a read of the variable
-        and not (
-            not after_dot
-            and i + 1 < len(toks)
-            and toks[i + 1].string == "="
-            and i > 0
-            and toks[i - 1].string in ("(", ",")
-        )
-    ]
-    return _apply(cell, [(t, new) for t in picks])
-
-
-def _replace_keys(cell: str, old: str, new: str) -> tuple[str, int] | None:
-    """Every plain string literal `old` used as a subscript (`[...]`) replaced by `new`, quotes kept."""
-    tokens = _tokens(cell)
-    if tokens is None:
-        return None
-    toks = _significant(tokens)
-    picks = []
-    for i, t in enumerate(toks):
-        if t.type != tokenize.STRING or i == 0 or toks[i - 1].string not in ("[", ","):
-            continue
-        quote = t.string[0]
-        if quote not in "'\"" or t.string.startswith(quote * 3):
-            continue  # prefixed (f, b, r) or triple-quoted: left alone
-        try:
-            value = ast.literal_eval(t.string)
-        except (ValueError, SyntaxError):
-            continue
-        if value == old:
-            escaped = new.replace("\\", "\\\\").replace(quote, "\\" + quote)
-            picks.append((t, f"{quote}{escaped}{quote}"))
-    return _apply(cell, picks)
-
-
-def _apply(cell: str, picks: list[tuple[tokenize.TokenInfo, str]]) -> tuple[str, int] | None:
-    if not picks:
-        return None
-    lines = cell.splitlines(keepends=True)
-    for token, text in sorted(picks, key=lambda p: p[0].start, reverse=True):
-        (row, col), (end_row, end_col) = token.start, token.end
-        if row != end_row:
-            return None
-        line = lines[row - 1]
-        lines[row - 1] = line[:col] + text + line[end_col:]
-    return "".join(lines), min(t.start[0] for t, _ in picks)
-
-
-def _first_changed(before: str, after: str) -> int | None:
-    old, new = before.splitlines(), after.splitlines()
-    for i, (a, b) in enumerate(zip(old, new, strict=False), start=1):
-        if a != b:
-            return i
-    return min(len(old), len(new)) + 1 if len(old) != len(new) else None
-
-
-def _diff_title(before: str, after: str) -> str:
-    """The first changed line, before → after, trimmed to the part that differs."""
-    line = _first_changed(before, after)
-    if line is None:
-        return "edit the cell"
-    old_lines, new_lines = before.splitlines(), after.splitlines()
-    a = old_lines[line - 1] if line <= len(old_lines) else ""
-    b = new_lines[line - 1] if line <= len(new_lines) else ""
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
-    end = 0
-    while end < min(len(a), len(b)) - start and a[len(a) - 1 - end] == b[len(b) - 1 - end]:
-        end += 1
-    # Widen to whole tokens so the title reads as code: back to a separator, forward to one.
-    while start > 0 and (a[start - 1].isalnum() or a[start - 1] in "_.'\"["):
-        start -= 1
-    old, new = a[start : len(a) - end], b[start : len(b) - end]
-    while end > 0 and (a[len(a) - end].isalnum() or a[len(a) - end] in "_]"):
-        old, new = old + a[len(a) - end], new + a[len(a) - end]
-        end -= 1
-    return f"{old.strip()} → {new.strip()}"

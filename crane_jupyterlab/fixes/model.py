@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..llm.answer import Reasoning, _json_objects
 from ..llm.errors import MalformedAnswer
-from .candidates import Candidate, _diff_title, _first_changed
+from .edits import diff_title, first_changed
+from .proposal import Candidate
 
 # The JSON schema sent to providers that support structured output.
 FIX_SCHEMA: dict[str, Any] = {
@@ -90,4 +91,4 @@ def candidate(cell: str, answer: FixAnswer) -> Candidate | None:
     changed = sum(1 for a, b in zip(before, after, strict=False) if a != b) + abs(len(before) - len(after))
     if changed > max(MIN_LINES, int(MAX_CHANGED_SHARE * len(before))):
         return None
-    return Candidate(_diff_title(cell, fixed), fixed, "model", _first_changed(cell, fixed) or 1)
+    return Candidate(diff_title(cell, fixed), fixed, "model", first_changed(cell, fixed) or 1)

@@ -302,14 +302,21 @@ class AnalysisService:
         ):
             return result
         started = time.perf_counter()
-        messages = [f"{t.exception}: {t.message}" for t in [result.trial] if t and t.status == "crashed"]
-        messages += [f.message for f in verdict.findings]
-        messages += fixes.notes(result.runtime or {})
-        found = fixes.candidates(request.source, result.runtime or {}, messages, executed=executed)
+        crashes = [
+            fixes.Crash(f"{t.exception}: {t.message}", t.line)
+            for t in [result.trial]
+            if t and t.status == "crashed"
+        ]
+        crashes += [fixes.Crash(f.message, f.line) for f in verdict.findings]
+        crashes += [fixes.Crash(note) for note in fixes.notes(result.runtime or {})]
+        # Off the event loop: reading the library's signatures may import it in this process.
+        found = await asyncio.to_thread(
+            fixes.candidates, request.source, result.runtime or {}, crashes, executed=executed
+        )
         offered = await self._first_that_runs(request.kernel_id, found)
         if not offered and eff.model is not None and self.parts.suggest_fix is not None:
             # Nothing from the facts ran: the model, once, for the smallest edit.
-            crash = messages[0] if messages else verdict.reasoning
+            crash = crashes[0].message if crashes else verdict.reasoning
             proposed = await self._model_fix(eff.model, request.source, crash, result.runtime_text, executed)
             offered = await self._first_that_runs(request.kernel_id, [proposed] if proposed else [])
             found = found + ([proposed] if proposed else [])
