@@ -130,3 +130,23 @@ async def test_the_model_proposes_a_fix_only_when_the_facts_gave_none_and_it_ran
     llm_stub.default = Reply(content="I would change the row.")
     code, body = await analyze(jp_fetch, k.id, cell, settings={"trial": True})
     assert code == 200 and body["verdict"]["source"] == "trial" and body["fixes"] == []
+
+
+async def test_fixes_from_the_library_own_words(jp_fetch: Any, kernels: Any) -> None:
+    k = await kernels.start(FRAME)
+    # pandas made drop's axis keyword-only: certain from the checks, the probe read drop's params in
+    # the kernel, and the argument is given by keyword.
+    code, body = await analyze(jp_fetch, k.id, "smaller = df.drop('Fare', 1)\nprint(smaller.shape)")
+    assert code == 200 and body["verdict"]["source"] == "checks", body["verdict"]
+    [fix] = body["fixes"]
+    assert (fix["origin"], fix["title"]) == ("signature", "df.drop(…, 1) → df.drop(…, axis=1)")
+    assert fix["source"] == "smaller = df.drop('Fare', axis=1)\nprint(smaller.shape)"
+    # Observed in a trial: NumPy's message names the replacement, put where the failing line uses it.
+    cell = "import numpy as np\nolder = df['Age'] > 30\nages = df['Age'].where(older, np.NaN)"
+    code, body = await analyze(jp_fetch, k.id, cell, settings={"trial": True})
+    assert code == 200 and body["verdict"]["source"] == "trial", body["verdict"]
+    [fix] = body["fixes"]
+    assert (fix["origin"], fix["title"], fix["line"]) == ("message", "np.NaN → np.nan", 3)
+    assert (
+        fix["source"].endswith("ages = df['Age'].where(older, np.nan)") and "ran to its end" in fix["tried"]
+    )
