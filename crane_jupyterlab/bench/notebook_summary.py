@@ -8,7 +8,9 @@ should have bound is a *cascade*: the first crash's consequence, counted apart t
 Verified fixes (`--fixes`): a fix offered for a cell whose real run raised was run in its place
 (`fix_run`); the fix's precision is the share of those runs that succeeded, so an offered fix whose run
 fails is a defect. A fix offered on a cell that did not raise (it ran, or ran past the timeout) is
-counted and listed apart: no run tells whether it was right.
+counted and listed apart: no run tells whether it was right. The share of crashes given a fix is counted
+against the crashes an edit of the cell could fix (fixable.py sets apart a missing package, a removed
+dataset, state an earlier failed cell should have made).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from . import fixable
 
 # Exceptions that only the network raises (builtins, socket, urllib, http.client, requests, urllib3).
 NETWORK_EXCEPTIONS = frozenset({
@@ -230,9 +234,15 @@ def fix_figures(ran: list[dict[str, Any]]) -> dict[str, Any]:
         return {"offered": hit, "of": len(group), "pct": _pct(hit, len(group))}
 
     tried = [r for r in ran if (r.get("timing") or {}).get("fix_ms", 0) > 0]
+    why = [(r, reason) for r, reason in fixable.reasons(ran)]
+    reachable = [r for r, reason in why if reason is None]
+    hit = sum(1 for r in reachable if r.get("fix"))
     return {
         "offered": len(offered),
         "on_crash": share("crash"),
+        # the crashes an edit of the cell could fix: the fair pool for the share given a fix
+        "on_reachable": {"offered": hit, "of": len(reachable), "pct": _pct(hit, len(reachable))},
+        "unreachable": dict(Counter(reason for _, reason in why if reason).most_common()),
         "on_cascade": share("cascade"),
         "on_machine": sum(1 for r in offered if r["outcome"] in MACHINE),
         "on_not_crashed": len(not_raised),
@@ -251,9 +261,10 @@ def fix_figures(ran: list[dict[str, Any]]) -> dict[str, Any]:
         "not_crashed": [_fix_brief(r) for r in not_raised],
         "crash_without_fix": [
             {**_brief(r), "candidates_tried": (r.get("timing") or {}).get("fix_ms", 0) > 0}
-            for r in ran
-            if r["outcome"] == "crash" and not r.get("fix")
+            for r in reachable
+            if not r.get("fix")
         ],
+        "unreachable_list": [{**_brief(r), "reason": reason} for r, reason in why if reason],
     }
 
 
@@ -310,6 +321,10 @@ def _render_fixes(f: dict[str, Any]) -> list[str]:
         + (", ".join(f"{k} {v}" for k, v in f["by_origin"].items()) or "none")
         + f"); on real crashes {share(f['on_crash'])}, on cascades {share(f['on_cascade'])}, "
         f"on network/missing file {f['on_machine']}",
+        f"fixes offered on the crashes an edit of the cell could fix: {share(f['on_reachable'])}; "
+        "crashes none could ("
+        + (", ".join(f"{k} {v}" for k, v in f["unreachable"].items()) or "none")
+        + ", listed below)",
         f"fix precision: {f['precision_pct']} % ({f['fixed_ok']} of {f['fixed_runs']} fixed runs succeeded"
         + (f"; {f['fixed_undecided']} timed out or died, not counted" if f["fixed_undecided"] else "")
         + ")",
@@ -331,12 +346,15 @@ def _render_fixes(f: dict[str, Any]) -> list[str]:
             )
     tried = sum(1 for b in f["crash_without_fix"] if b["candidates_tried"])
     lines.append(
-        f"real crashes with no fix offered ({len(f['crash_without_fix'])}; candidates tried, none ran, "
-        f"on {tried}):"
+        f"real crashes an edit could fix with no fix offered ({len(f['crash_without_fix'])}; candidates "
+        f"tried, none ran, on {tried}):"
     )
     for b in f["crash_without_fix"]:
         said = " | candidates tried, none ran" if b["candidates_tried"] else ""
         lines.append(f"  {b['where']} line {b['line']}: {b['real']} | {b['cell']}{said}")
+    lines.append(f"real crashes no edit of the cell can fix ({len(f['unreachable_list'])}):")
+    for b in f["unreachable_list"]:
+        lines.append(f"  {b['where']} line {b['line']}: {b['reason']}: {b['real']} | {b['cell']}")
     return lines
 
 

@@ -31,11 +31,13 @@ At the end a summary: certain warnings against real crashes (precision, recall o
 non-NameError crashes, cascades and machine-caused crashes counted apart), trial outcomes and how they
 compare with the real run, analyze latency p50/p95 (all cells and by the notebook's framework), and
 every false warning and every missed crash. With `--fixes`: real crashes and cascades with a fix offered,
-fix precision (fixed runs that succeeded / fixed runs), fixes offered on cells that did not crash (not
-counted against precision, listed), every offered fix with its real outcome, and the fix trials' time
-p50/p95 (`fix_ms`, cells whose candidates were tried) beside the analyze latency, and the real crashes
-no fix was offered for. `--summarize FILE` prints the summary of an earlier --out file without running
-anything.
+the share of the crashes an edit of the cell could fix that got one (fixable.py sets apart a missing
+package, a removed dataset, state an earlier failed cell should have made: each listed), fix precision
+(fixed runs that succeeded / fixed runs), fixes offered on cells that did not crash (not counted against
+precision, listed), every offered fix with its real outcome, the fix trials' time p50/p95 (`fix_ms`,
+cells whose candidates were tried) beside the analyze latency, and the real crashes an edit could fix
+that no fix was offered for. `--summarize FILE` prints the summary of an earlier --out file without
+running anything.
 """
 
 from __future__ import annotations

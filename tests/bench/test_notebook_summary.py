@@ -94,10 +94,62 @@ def test_fix_lines_are_rendered_only_when_fixes_were_tried() -> None:
     assert "fixes offered on cells that did not crash: 1" in text
     assert "fix trials ms (p50 / p95, cells with candidates tried): 250.0 / 500.0 (6)" in text
     assert "nb.ipynb#3: add `import numpy as np` [import, 200.0 ms] | real crash: KeyError: 'x'" in text
-    assert "real crashes with no fix offered (2; candidates tried, none ran, on 1):" in text
+    assert "fixes offered on the crashes an edit of the cell could fix: 3/5 (60.0 %)" in text
+    assert "real crashes an edit could fix with no fix offered (2; candidates tried, none ran, on 1):" in text
     assert "nb.ipynb#4 line 1: KeyError: 'x' | cell_4 = 1 | candidates tried, none ran" in text
     # rows of a run without --fixes (or of an --out file older than fixes): no fix section
     plain = [row(1, "ok"), row(2, "crash")]
     assert "fixes offered" not in summary.render(summary.summarize(plain))
     old = [{k: v for k, v in r.items() if k not in ("fix", "fix_run")} for r in plain]
     assert summary.summarize(old)["fixes"]["offered"] == 0
+
+
+def crashed(index: int, exception: str, message: str, source: str, **extra: Any) -> dict[str, Any]:
+    run = {"status": "error", "exception": exception, "message": message, "line": 1}
+    return row(index, "crash", run=run, source=source, **extra)
+
+
+def test_the_share_given_a_fix_counts_only_crashes_an_edit_of_the_cell_could_fix() -> None:
+    moved = fix("from sklearn.cross_validation import → from sklearn.model_selection import", "import")
+    rows = [
+        crashed(1, "ModuleNotFoundError", "No module named 'graphviz'", "import graphviz"),
+        # a submodule the installed package no longer has: version drift an edit can reach
+        crashed(
+            2, "ModuleNotFoundError", "No module named 'sklearn.cross_validation'", "import x", fix=moved
+        ),
+        crashed(
+            3, "ImportError", "Missing optional dependency 'openpyxl'.  Use pip or conda.", "df.to_excel(p)"
+        ),
+        crashed(
+            4, "ImportError", "`load_boston` has been removed from scikit-learn", "from x import load_boston"
+        ),
+        # the fit failed, so the estimator it was meant to fit is not fitted: a cascade
+        crashed(5, "TypeError", "KMeans.__init__() got an unexpected keyword argument 'n_job'", "km.fit(X)"),
+        crashed(
+            6,
+            "NotFittedError",
+            "This KMeans instance is not fitted yet. Call 'fit'.",
+            "labels = km.predict(X)",
+        ),
+        # not fitted, but nothing the failed cells touched is read: a fix of this cell could reach it
+        crashed(7, "NotFittedError", "This PCA instance is not fitted yet.", "pca.transform(X)"),
+        row(8, "ok", source="km.fit(X)"),  # once the fit ran, km is no longer a cascade's
+        crashed(9, "NotFittedError", "This KMeans instance is not fitted yet.", "km.predict(X)"),
+    ]
+    f = summary.summarize(rows)["fixes"]
+    assert f["on_crash"] == {"offered": 1, "of": 8, "pct": 12.5}
+    assert f["unreachable"] == {"missing package": 2, "removed dataset": 1, "cascade": 1}
+    assert f["on_reachable"] == {"offered": 1, "of": 4, "pct": 25.0}
+    assert [b["where"] for b in f["crash_without_fix"]] == ["nb.ipynb#5", "nb.ipynb#7", "nb.ipynb#9"]
+    assert [(b["where"], b["reason"]) for b in f["unreachable_list"]] == [
+        ("nb.ipynb#1", "missing package"),
+        ("nb.ipynb#3", "missing package"),
+        ("nb.ipynb#4", "removed dataset"),
+        ("nb.ipynb#6", "cascade"),
+    ]
+    text = summary.render(summary.summarize(rows))
+    assert (
+        "fixes offered on the crashes an edit of the cell could fix: 1/4 (25.0 %); crashes none could "
+        "(missing package 2, removed dataset 1, cascade 1, listed below)"
+    ) in text
+    assert "  nb.ipynb#6 line 1: cascade: NotFittedError: This KMeans instance is not fitted yet." in text
