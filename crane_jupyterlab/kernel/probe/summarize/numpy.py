@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from ..facts import ARRAY_SAMPLE, SAFE_SCALARS, UNIQUE_LIMIT, _add, _Ctx, _py_scalar
-from ..safe import _MISSING, _is
+from ..safe import _MISSING, _is, _short_type
 from .core import _summarizer
 
 
@@ -21,6 +21,9 @@ def _np() -> Any:
 def _sum_ndarray(a: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> None:
     _add(e, "S", "shape", list(a.shape))
     _add(e, "R", "dtype", str(a.dtype))
+    # Memory order decides what works in place (`a.shape = ...`, `a.view(dtype)`), not only speed.
+    flags = a.flags
+    _add(e, "R", "order", "C" if flags.c_contiguous else "F" if flags.f_contiguous else "strided")
     _array_stats(a, e, ctx)
 
 
@@ -33,7 +36,22 @@ def _array_stats(a: Any, e: dict[str, Any], ctx: _Ctx) -> None:
         _add(e, "R", "note", "stats skipped (time budget)")
         return
     flat, sampled = _flat_sample(a)
+    if flat.dtype.kind == "O":
+        _add(e, "R", "element_types", element_types(flat.tolist()))
     _sample_stats(flat, sampled, a.ndim == 1 or (a.ndim == 2 and a.shape[1] == 1), e, ctx)
+
+
+def element_types(values: list[Any]) -> list[str]:
+    """Sorted type names of the values, a float NaN as "nan": an object array or column of numbers
+    converts where one of text does not, and None fails arithmetic where NaN does not; the dtype alone
+    says neither."""
+    first = dict(zip(map(type, values), values))  # one value per type, at C speed
+    names = {_short_type(v) for t, v in first.items() if t is not float}
+    if float in first:
+        nan = [v != v for v in values if type(v) is float]
+        names |= {"nan"} if all(nan) else {"float", "nan"} if any(nan) else {"float"}
+    shown = sorted(names)
+    return shown if len(shown) <= 8 else [*shown[:7], "..."]  # "...": more than it shows
 
 
 def _sample_stats(flat: Any, sampled: bool, one_d: bool, e: dict[str, Any], ctx: _Ctx) -> None:

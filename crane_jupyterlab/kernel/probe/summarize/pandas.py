@@ -20,7 +20,7 @@ from ..facts import (
 )
 from ..safe import _is, _short_type
 from .core import _summarizer
-from .numpy import _counts, _kind, _np, _num
+from .numpy import _counts, _kind, _np, _num, element_types
 
 
 @_summarizer(lambda o: _is(o, "pandas", "DataFrame"))
@@ -33,10 +33,14 @@ def _sum_frame(df: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
     _add(e, "S", "columns", names)
     if n_cols > cap:
         _add(e, "S", "columns_more", n_cols - cap)
-    # pandas and seaborn accept an index level's name where they accept a column's (groupby, x=...)
-    levels = list(df.index.names)
-    _add(e, "S", "index_names", [None if n is None else _label(n, ctx) for n in levels[:10]])
-    _add(e, "R", "index_type", _short_type(df.index))  # resample/asfreq/.dt-like work needs a time index
+    odd = _index_facts(df.index, e, ctx)
+    # Levels of the column labels (a MultiIndex: `df['a', 'x']`, stack/unstack) and their names.
+    _add(e, "R", "columns_type", _short_type(cols))
+    levels = list(cols.names)[:10]
+    _add(e, "S", "columns_names", _level_names(levels, ctx))
+    odd += ["columns_names"] if _not_plain(levels) else []
+    if odd:
+        _add(e, "R", "label_reprs", odd)
     dtypes = df.dtypes
     tally: dict[str, int] = {}
     odd: dict[Any, str] = {}  # columns a model cannot take as numbers: strings, objects, dates, categories
@@ -105,6 +109,28 @@ def _sum_frame(df: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
         _add(e, "S", "columns_left_out", len(cols) - len([c for c in chosen if _has_column(cols, c)]))
 
 
+def _index_facts(index: Any, e: dict[str, Any], ctx: _Ctx) -> list[str]:
+    """What the row labels are: partial indexing, unstack, resample and .loc depend on it. Returns
+    ["index_names"] when a level's name is shown as text but is not (see `_not_plain`)."""
+    # pandas and seaborn accept an index level's name where they accept a column's (groupby, x=...)
+    names = list(index.names)[:10]
+    _add(e, "S", "index_names", _level_names(names, ctx))
+    _add(e, "R", "index_type", _short_type(index))  # resample/asfreq/.dt-like work needs a time index
+    if _is(index, "pandas", "RangeIndex"):
+        _add(e, "S", "index_range", [index.start, index.stop, index.step])  # labels, not positions
+    return ["index_names"] if _not_plain(names) else []
+
+
+def _level_names(names: list[Any], ctx: _Ctx) -> list[Any]:
+    return [None if n is None else _label(n, ctx) for n in names]
+
+
+def _not_plain(labels: list[Any]) -> bool:
+    """Labels `_label` shows as text that are not text (a numpy integer, a date, a tuple): `df[7]`
+    finds a column named np.int64(7), not one named '7'. The `label_reprs` fact names such facts."""
+    return any(n is not None and type(n) not in (str, int, float, bool) for n in labels)
+
+
 def _row_sample(obj: Any, n_rows: int) -> Any:
     """ROW_SAMPLE rows as 10 evenly spread contiguous runs: deterministic, and cache-friendly to copy
     (every k-th row of a multi-GB frame touches every page)."""
@@ -145,15 +171,15 @@ def _series_facts(s: Any, e: dict[str, Any], ctx: _Ctx, counts: bool) -> None:
         return
     nan = int(s.isna().sum())
     _add(e, "V", "nan", nan)
+    kind = getattr(dtype, "kind", "O")
+    text = str(dtype) in ("str", "string", "category")
+    if kind == "O" and not text:
+        _add(e, "R", "element_types", element_types(s.to_numpy(dtype=object).tolist()))
     if nan == n:
         _add(e, "V", "kind", "all-nan")
         return
-    kind = getattr(dtype, "kind", "O")
-    if kind == "O" and str(dtype) not in ("str", "string", "category"):
-        head = s.iloc[:50].tolist()
-        if not all(type(v) in SAFE_SCALARS for v in head):
-            _add(e, "R", "element_types", sorted({_short_type(v) for v in head})[:5])
-            return
+    if kind == "O" and not text and not all(type(v) in SAFE_SCALARS for v in s.iloc[:50].tolist()):
+        return
     numeric = kind in "iuf"
     discrete = kind not in "fcmM"
     uniq = int(s.nunique(dropna=True)) if n <= UNIQUE_LIMIT * 2 else int(s.iloc[:UNIQUE_LIMIT].nunique())
@@ -225,9 +251,12 @@ def _stamp(v: Any) -> str:
 def _sum_series(s: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> None:
     n = len(s)
     _add(e, "S", "shape", [n])
-    _add(e, "R", "index_type", _short_type(s.index))
+    odd = _index_facts(s.index, e, ctx)
     if s.name is not None:
         _add(e, "R", "name", _label(s.name, ctx))
+        odd += ["name"] if _not_plain([s.name]) else []
+    if odd:
+        _add(e, "R", "label_reprs", odd)
     if ctx.over():
         _add(e, "R", "dtype", str(s.dtype))
         _add(e, "R", "note", "stats skipped (time budget)")

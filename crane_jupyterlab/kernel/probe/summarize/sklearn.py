@@ -43,12 +43,33 @@ def _sum_estimator(est: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]
             _add(e, "R", "classes_dtype", str(classes.dtype))
     if type(d.get("n_outputs_")) is int:
         _add(e, "S", "n_outputs_", d["n_outputs_"])
+    coef = d.get("coef_")
+    if coef is not None and _is(coef, "numpy", "ndarray"):
+        _add(e, "S", "coef_shape", list(coef.shape))  # 2-D for a regressor fitted on several targets
+    role = _role(est if type(steps) is not list else None)
+    if role:
+        _add(e, "R", "estimator_type", role)
     if type(steps) is list:
         _add(e, "R", "steps", [f"{n}={_class_name(type(s))}" for n, s in steps[:10] if type(n) is str])
     used = _transformer_columns(_inst_dict(est).get("transformers"))
     if used:
         _add(e, "S", "columns_used", used)  # a ColumnTransformer's columns must exist in what it is given
-    _add(e, "R", "params", _non_default_params(est, _inst_dict(est), ctx))
+    params, left = _non_default_params(est, _inst_dict(est), ctx)
+    _add(e, "R", "params", params)
+    if left:
+        _add(e, "R", "params_left_out", left)
+
+
+_ROLES = (("classifier", "ClassifierMixin"), ("regressor", "RegressorMixin"), ("clusterer", "ClusterMixin"),
+          ("outlier_detector", "OutlierMixin"), ("transformer", "TransformerMixin"))  # fmt: skip
+
+
+def _role(est: Any) -> str | None:
+    """What the estimator is, from the mixin in its class's MRO (the order sklearn's own tags use)."""
+    for role, mixin in _ROLES if est is not None else ():
+        if _is(est, "sklearn", mixin):
+            return role
+    return None
 
 
 def _plain_values(values: Any) -> list[Any] | None:
@@ -79,17 +100,25 @@ def _transformer_columns(transformers: Any) -> list[str]:
     return out
 
 
-def _non_default_params(est: Any, d: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
+def _non_default_params(est: Any, d: dict[str, Any], ctx: _Ctx) -> tuple[dict[str, Any], list[str]]:
+    """The non-default constructor params that are plain values (6 at most), and the names of the
+    others that differ from their defaults (not plain values, or past the 6)."""
     out: dict[str, Any] = {}
+    left: list[str] = []
     sig = _signature_of(_lookup(type(est), "__init__")[1])
     if sig is None:
-        return out
+        return out, left
     for name, p in sig.parameters.items():
-        if name == "self" or name not in d or len(out) >= 6:
+        if name == "self" or name not in d:
             continue
         v = d[name]
         # (a default is compared only when it is a plain value: a notebook object's __eq__ is not run)
         default = p.default
         if type(v) in SAFE_SCALARS and (type(default) not in SAFE_SCALARS or v != default):
-            out[name] = v if not isinstance(v, str) else v[: ctx.max_chars]
-    return out
+            if len(out) < 6:
+                out[name] = v if not isinstance(v, str) else v[: ctx.max_chars]
+            else:
+                left.append(name)
+        elif type(v) not in SAFE_SCALARS and v is not default:
+            left.append(name)  # a tuple, a dict, an estimator: not shown, and not the default
+    return out, left[:10]
