@@ -89,10 +89,13 @@ def test_a_file_written_lands_in_a_private_copy_and_the_crash_after_it_is_seen()
 
 def test_what_the_facts_leave_open_is_varied_so_a_value_dependent_crash_is_not_claimed() -> None:
     ns = _state()
-    ns["t"] = ns["df"].set_index(ns["df"].index * 2)  # index labels 0, 2, 4...: not a RangeIndex
+    ns["t"] = ns["df"].set_index(np.random.default_rng(1).permutation(60) * 2)  # even labels, not a range
     assert _real("t.loc[3]", ns) == "KeyError"
-    assert _judge("t.loc[3]", ns) == []  # the probe does not record the labels: one variant has a 3
+    assert _judge("t.loc[3]", ns) == []  # the probe does not record the labels: no claim on them
     assert _judge("df.loc[3]", ns) == []  # a RangeIndex of 60 rows has 3 in every variant
+    ns["r"] = ns["df"].set_index(ns["df"].index * 2)  # a RangeIndex(0, 120, 2): its bounds are recorded
+    assert _real("r.loc[3]", ns) == "KeyError"
+    assert [f.message for f in _judge("r.loc[3]", ns)] == ["KeyError: 3"]
 
 
 def test_a_value_the_facts_do_not_rebuild_ends_the_judgement() -> None:

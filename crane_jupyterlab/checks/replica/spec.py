@@ -1,15 +1,21 @@
 """Recipes for replicas: what the runtime view proves about each name the cell reads, as JSON specs.
 
-A spec says how to rebuild a value from recorded facts only. Where the view leaves something open (the
-values of a column it did not sample, whether the index is a RangeIndex, NaN on a sampled column) the spec
-says so (`None`), and the runner fills it differently in each variant: a crash that every variant shares
-was decided by what the facts hold, not by what we made up. A name we cannot rebuild exactly gets an
-`unknown` spec: the runner binds a placeholder whose every use aborts the judgement.
+A spec says how to rebuild a value from recorded facts only, and owns up to what it cannot: every fact the
+probe reports about the value is reproduced by its replica, or listed in the spec (`listed`).
+- `open`: value facts the view leaves open (the values of a column it did not sample or count, NaN on a
+  sampled column). The runner fills them differently in each variant: a crash that every variant shares
+  was decided by what the facts hold, not by what we made up.
+- `unfaithful`: facts the replica does not reproduce, reported or not (an index whose labels are not
+  recorded, a category's categories, a strided array), each with why. The replica still runs, but a
+  crash on a line that touches it is not claimed (`taint.py`).
+A name we cannot rebuild at all gets an `unknown` spec: the runner binds a placeholder whose every use
+aborts the judgement.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import math
 import re
 from typing import Any
@@ -20,9 +26,23 @@ from ..view import ObjInfo, RuntimeView
 # Biggest replica we build (elements): beyond it the exact shape costs too much memory and time.
 MAX_ELEMENTS = 5_000_000
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_NUMERIC = re.compile(r"^(u?int(8|16|32|64)|float(16|32|64)|bool)$")
-_TORCH_DTYPE = re.compile(r"^torch\.(float(16|32|64)|bfloat16|u?int(8|16|32|64)|long|int|bool|double|half)$")
-_TEXT_DTYPES = ("object", "str", "string")
+# Value families (build.py fills each): numpy numbers, pandas' nullable numbers, naive dates, text.
+_NUMBER = re.compile(r"^(u?int(8|16|32|64)|float(16|32|64)|bool)$")
+_NULLABLE = re.compile(r"^(U?Int(8|16|32|64)|Float(32|64)|boolean)$")
+_DATETIME = re.compile(r"^datetime64\[(D|s|ms|us|ns)\]$")  # no time zone
+_UNICODE = re.compile(r"^<U[0-9]+$")
+_TORCH_DTYPE = re.compile(r"^(torch\.)?(float(16|32|64)|bfloat16|u?int(8|16|32|64)|bool)$")
+# Element types of an object column or array we rebuild ("nan": a float NaN, as the probe names it).
+ELEMENT_TYPES = frozenset({"str", "int", "float", "bool", "nan", "NoneType"})
+# Value facts a recipe leaves open when the probe did not record them exactly (a sample, or counts of
+# only some values): the runner fills them differently per variant, so a crash every variant shares
+# does not depend on them.
+_VALUE_FACTS = ("unique", "kind", "counts", "examples", "non_numeric", "non_numeric_examples")
+# The most frequent values, ties in the order of the rows: row order is never recorded, so these stay
+# open even when every value and its count is.
+_ORDERED_FACTS = ("examples", "non_numeric_examples")
+_MAX_CHARS = 80  # the probe's default bound of a text value: a text this long may have been cut
+_INDEX_FACTS = ("index_type", "index_names", "index_range", "label_reprs")
 
 
 def unknown(why: str) -> dict[str, Any]:
@@ -35,6 +55,18 @@ def _scalar(value: Any) -> bool:
         or isinstance(value, (bool, int, str))
         or (isinstance(value, float) and math.isfinite(value))
     )
+
+
+def _plain_label(value: Any) -> bool:
+    """A label the probe may have recorded as itself: a plain value, not a text it may have cut short."""
+    return _scalar(value) and not (isinstance(value, str) and len(value) >= _MAX_CHARS)
+
+
+def _named_as_shown(info: ObjInfo, key: str, label: Any) -> bool:
+    """Whether `label`, from fact `key`, is the label itself: not cut short, and not a label of another
+    type the probe shows as text (np.int64(7) as '7', a tuple as its repr: `label_reprs` says which)."""
+    shown = info.raw.get("label_reprs")
+    return _plain_label(label) and not (isinstance(shown, list) and key in shown)
 
 
 def _literal(info: ObjInfo) -> dict[str, Any] | None:
@@ -50,34 +82,121 @@ def _literal(info: ObjInfo) -> dict[str, Any] | None:
     return None
 
 
-def column_values(info: ObjInfo, n: int) -> dict[str, Any] | None:
-    """The value recipe of a 1-D column of `n` rows, or None when its dtype is not one we rebuild."""
-    dtype = (info.dtype or "").lower()
-    if not dtype:
+def _family(dtype: str, pandas: bool) -> str | None:
+    if _NUMBER.match(dtype):
+        return "number"
+    if _DATETIME.match(dtype) and (dtype != "datetime64[D]" or not pandas):
+        return "datetime"
+    if dtype == "object":
+        return "object"
+    if _UNICODE.match(dtype) and not pandas:
+        return "text"
+    if pandas and _NULLABLE.match(dtype):
+        return "nullable"
+    if pandas and dtype in ("str", "string", "category"):
+        return "text"
+    return None
+
+
+def column_values(info: ObjInfo, n: int, pandas: bool = True) -> dict[str, Any] | None:
+    """The value recipe of `n` values `info` describes (a column, a series, or an array or a tensor read
+    flat), or None when its dtype is not one we rebuild (`pandas`: pandas' own dtypes may occur).
+
+    `open` lists the value facts the variants fill differently; `unfaithful` maps the facts the values
+    do not reproduce to why."""
+    dtype = info.dtype or ""
+    family = _family(dtype, pandas)
+    if family is None:
         return None
     exact = not info.sampled
-    nan = info.nan if info.nan is not None and (exact or info.nan > 0) else None
-    if nan is not None and not exact:
-        nan = None  # some NaN proven, how many not: the runner varies it
-    proven_nan = bool((info.nan or 0) > 0 or info.has_nan)
-    spec: dict[str, Any] = {"dtype": dtype, "n": n, "nan": nan if exact else None, "some_nan": proven_nan}
+    spec: dict[str, Any] = {"dtype": dtype, "family": family, "n": n, "open": [], "unfaithful": {}}
+    if family == "object":
+        types = info.raw.get("element_types")
+        if not isinstance(types, list):
+            if n:
+                spec["unfaithful"]["element_types"] = "the types of its elements were not recorded"
+            types = ["str"]
+        elif not set(types) <= ELEMENT_TYPES:
+            return None
+        spec["types"] = [t for t in types if t not in ("nan", "NoneType")]
+        spec["missing"] = [t for t in types if t in ("nan", "NoneType")]
+        if not exact:
+            spec["open"].append("element_types")  # types beyond the sample: variant 1 adds another
+    holds_missing = family != "number" or dtype.startswith("float")
+    if not holds_missing:
+        spec["nan"] = 0
+    elif exact and info.nan is not None:
+        spec["nan"] = info.nan
+    elif exact and family == "object" and "element_types" in info.raw:
+        spec["nan"] = None if spec["missing"] else 0  # how many is not recorded, whether any is
+    else:
+        spec["nan"] = None
+    if spec["nan"] is None:
+        spec["some_nan"] = bool((info.nan or 0) > 0 or info.has_nan or spec.get("missing"))
+        spec["open"].append("nan")
     counts = info.counts or []
-    if exact and info.unique is not None and counts and len(counts) == info.unique:
-        spec["values"] = [[v, c] for v, c in counts if _scalar(v)]  # every distinct value, with its count
-        if len(spec["values"]) != info.unique:
-            spec.pop("values")
-    if _NUMERIC.match(dtype):
-        if info.min is not None and info.max is not None:
-            spec["min"], spec["max"] = info.min, info.max
-            spec["range_exact"] = exact
-        return spec
-    if dtype in _TEXT_DTYPES:
+    values = [[v, c] for v, c in counts if _scalar(v) and not (isinstance(v, str) and len(v) >= _MAX_CHARS)]
+    rows = n - (spec["nan"] or 0)
+    every = values and len(values) == len(counts) == info.unique and sum(c for _, c in values) == rows
+    if exact and spec["nan"] is not None and every:
+        spec["values"] = values  # every distinct value, with its count
+    if "values" not in spec or dtype == "category":  # (a category's counts list its unused categories)
+        spec["open"] += _VALUE_FACTS
+    else:
+        spec["open"] += _ORDERED_FACTS
+    if family in ("number", "nullable", "datetime"):
+        lo, hi = info.raw.get("min"), info.raw.get("max")
+        if _is_bound(lo, family) and _is_bound(hi, family):
+            spec["min"], spec["max"], spec["range_exact"] = lo, hi, exact
+        if not spec.get("range_exact"):
+            spec["open"] += ["min", "max"]
+    if family in ("object", "text"):
         examples = [v for v in (info.examples or []) + (info.non_numeric_examples or []) if _scalar(v)]
         spec["examples"] = list(dict.fromkeys(examples))[:20]
         if info.non_numeric is not None and exact:
             spec["non_numeric"] = info.non_numeric
-        return spec
-    return None
+    if dtype == "category":
+        spec["unfaithful"]["categories"] = "its categories and their order are not recorded"
+    return spec
+
+
+def _is_bound(value: Any, family: str) -> bool:
+    if family == "datetime":
+        return isinstance(value, str)
+    return isinstance(value, (int, float)) and _scalar(value)
+
+
+def _merge(spec: dict[str, Any], part: dict[str, Any], prefix: str = "") -> None:
+    """Take a value recipe's open and unfaithful facts into its object's spec (a column's as `['c'].key`)."""
+    spec.setdefault("open", []).extend(prefix + k for k in part.get("open") or [])
+    unfaithful = part.get("unfaithful") or {}
+    spec.setdefault("unfaithful", {}).update({prefix + k: why for k, why in unfaithful.items()})
+
+
+def _index(info: ObjInfo, n: int) -> tuple[dict[str, Any], dict[str, str]]:
+    """The recipe of a frame's or series' row labels, and the facts it leaves unfaithful."""
+    kind = info.raw.get("index_type")
+    bounds = info.raw.get("index_range")
+    if not (
+        kind == "RangeIndex"
+        and isinstance(bounds, list)
+        and len(bounds) == 3
+        and all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
+        and bounds[2] != 0
+        and len(range(*bounds)) == n
+    ):
+        # Labels other than a range are not recorded (dates, text, several levels): partial indexing,
+        # .loc, unstack and resample would answer for labels we made up.
+        what = f"a {kind}" if isinstance(kind, str) else "an index whose type was not recorded"
+        why = f"{what} is not rebuilt (its labels are not recorded)"
+        return {"kind": "open"}, dict.fromkeys(
+            ("index_type", "index_names", "index_range", "label_reprs"), why
+        )
+    names = info.raw.get("index_names")
+    if isinstance(names, list) and len(names) == 1 and _named_as_shown(info, "index_names", names[0]):
+        return {"kind": "range", "range": bounds, "name": names[0]}, {}
+    why = "the index's name is not rebuilt (not recorded as itself)"
+    return {"kind": "range", "range": bounds, "name": None}, {"index_names": why, "label_reprs": why}
 
 
 def _frame(info: ObjInfo, view: RuntimeView) -> dict[str, Any]:
@@ -88,11 +207,25 @@ def _frame(info: ObjInfo, view: RuntimeView) -> dict[str, Any]:
         return unknown("too big to rebuild")
     if info.columns is None or len(info.columns) != cols:
         return unknown("its columns were not all recorded")
-    if any(not isinstance(c, (str, int)) for c in info.columns):
+    if any(not isinstance(c, (str, int)) or not _plain_label(c) for c in info.columns):
         return unknown("column labels of a kind we do not rebuild")
-    if info.index_names and any(n is not None for n in info.index_names):
-        return unknown("a named index")
-    columns = []
+    if info.raw.get("columns_type") == "MultiIndex":
+        return unknown("column labels on several levels")
+    index, unfaithful = _index(info, rows)
+    spec: dict[str, Any] = {"kind": "frame", "rows": rows, "columns": [], "index": index, "open": [],
+                            "unfaithful": unfaithful}  # fmt: skip
+    labels = info.raw.get("columns_type")
+    if labels == "RangeIndex" and info.columns == list(range(cols)):
+        spec["column_labels"] = "range"
+    elif labels != "Index":
+        why = f"column labels in a {labels}" if isinstance(labels, str) else "the type of its column labels"
+        spec["unfaithful"]["columns_type"] = f"{why} not rebuilt"
+    names = info.raw.get("columns_names")
+    if isinstance(names, list) and len(names) == 1 and _named_as_shown(info, "columns_names", names[0]):
+        spec["columns_name"] = names[0]
+    else:
+        why = "the name of its column labels was not recorded as itself"
+        spec["unfaithful"].update(columns_names=why, label_reprs=why)
     for name in info.columns:
         # The probe names a column's entry by its real label: a label recorded as text that has no
         # `df['label']` entry may be the repr of a tuple or of another object.
@@ -100,12 +233,11 @@ def _frame(info: ObjInfo, view: RuntimeView) -> dict[str, Any]:
         values = column_values(child, rows) if child is not None else None
         if values is None:
             return unknown(f"the dtype of column {name!r} was not recorded")
-        columns.append({"name": name, "values": values})
-    if info.raw.get("index_type") != "RangeIndex":
-        # A date, text or multi-level index changes what the frame can do (resample, loc, joins): only
-        # the default index is rebuilt exactly.
-        return unknown("an index other than the default RangeIndex")
-    return {"kind": "frame", "rows": rows, "columns": columns, "index": "range"}
+        spec["columns"].append({"name": name, "values": values})
+        _merge(spec, values, f"[{name!r}].")
+    if any(c["values"]["nan"] is None for c in spec["columns"]):
+        spec["open"].append("nan_columns")
+    return spec
 
 
 def _array(info: ObjInfo) -> dict[str, Any]:
@@ -114,10 +246,19 @@ def _array(info: ObjInfo) -> dict[str, Any]:
     size = math.prod(v or 0 for v in info.shape)
     if size > MAX_ELEMENTS:
         return unknown("too big to rebuild")
-    values = column_values(info, size)
+    values = column_values(info, size, pandas=False)
     if values is None:
         return unknown(f"dtype {info.dtype} is not one we rebuild")
-    return {"kind": "ndarray", "shape": list(info.shape), "values": values}
+    spec: dict[str, Any] = {"kind": "ndarray", "shape": list(info.shape), "values": values}
+    _merge(spec, values)
+    order = info.raw.get("order")
+    if order in ("C", "F"):
+        spec["order"] = order
+    elif order:
+        spec["unfaithful"]["order"] = "a strided view is not rebuilt"
+    else:
+        spec["unfaithful"]["order"] = "its memory order was not recorded"
+    return spec
 
 
 def _series(info: ObjInfo) -> dict[str, Any]:
@@ -129,23 +270,40 @@ def _series(info: ObjInfo) -> dict[str, Any]:
     values = column_values(info, n)
     if values is None:
         return unknown(f"dtype {info.dtype} is not one we rebuild")
+    index, unfaithful = _index(info, n)
     name = info.raw.get("name")
-    return {"kind": "series", "values": values, "name": name if _scalar(name) else None, "index": None}
+    spec: dict[str, Any] = {"kind": "series", "values": values, "name": name, "index": index,
+                            "unfaithful": unfaithful}  # fmt: skip
+    _merge(spec, values)
+    if not _named_as_shown(info, "name", name):
+        spec["name"] = None
+        why = "its name was not recorded as itself"
+        spec["unfaithful"].update(name=why, label_reprs=why)
+    return spec
 
 
 def _tensor(info: ObjInfo) -> dict[str, Any]:
     if not info.shape or any(not isinstance(v, int) for v in info.shape):
         return unknown("its shape was not recorded")
-    if math.prod(v or 0 for v in info.shape) > MAX_ELEMENTS:
+    size = math.prod(v or 0 for v in info.shape)
+    if size > MAX_ELEMENTS:
         return unknown("too big to rebuild")
-    dtype = info.dtype or ""
+    dtype = (info.dtype or "").removeprefix("torch.")
     if not _TORCH_DTYPE.match(dtype):
         return unknown(f"dtype {dtype} is not one we rebuild")
-    if info.device not in (None, "cpu") or info.requires_grad is None:
-        return unknown("a tensor off the CPU, or whose grad state was not recorded")
-    return {"kind": "tensor", "shape": list(info.shape), "dtype": dtype,
-            "requires_grad": bool(info.requires_grad),
-            "min": info.min, "max": info.max, "range_exact": not info.sampled}  # fmt: skip
+    if info.device != "cpu" or info.requires_grad is None:
+        return unknown("a tensor off the CPU, or whose device or grad state was not recorded")
+    # numpy has no bfloat16: its values are drawn as float32 (the probe reads them so too)
+    as_numpy = dataclasses.replace(info, dtype="float32" if dtype == "bfloat16" else dtype)
+    values = column_values(as_numpy, size, pandas=False)
+    if values is None:
+        return unknown(f"dtype {dtype} is not one we rebuild")
+    spec: dict[str, Any] = {"kind": "tensor", "shape": list(info.shape), "dtype": dtype,
+                            "requires_grad": bool(info.requires_grad), "values": values}  # fmt: skip
+    _merge(spec, values)
+    if info.raw.get("contiguous") is False:
+        spec["unfaithful"]["contiguous"] = "a non-contiguous view is not rebuilt"
+    return spec
 
 
 def _estimator(info: ObjInfo) -> dict[str, Any]:
@@ -156,7 +314,14 @@ def _estimator(info: ObjInfo) -> dict[str, Any]:
         return unknown("a pipeline or column transformer")
     if info.fitted is None:
         return unknown("its fitted state was not recorded")
-    spec: dict[str, Any] = {"kind": "estimator", "path": info.type, "params": params, "fitted": info.fitted}
+    spec: dict[str, Any] = {"kind": "estimator", "path": info.type, "params": params, "fitted": info.fitted,
+                            "unfaithful": {}}  # fmt: skip
+    left = info.raw.get("params_left_out")
+    if left:
+        spec["unfaithful"]["params"] = f"{', '.join(map(str, left))} not recorded"
+    role = info.raw.get("estimator_type")
+    if not isinstance(role, str):
+        spec["unfaithful"]["estimator_type"] = "what kind of estimator it is was not recorded"
     if info.fitted:
         if info.n_features_in is None:
             return unknown("a fitted estimator whose feature count was not recorded")
@@ -166,7 +331,14 @@ def _estimator(info: ObjInfo) -> dict[str, Any]:
         classes = info.raw.get("classes_")
         spec["n_features"] = info.n_features_in
         spec["feature_names"] = info.feature_names_in
+        if info.feature_names_in is None and info.raw.get("feature_names_in_") is not None:
+            spec["unfaithful"]["feature_names_in_"] = "only some of its feature names were recorded"
         spec["classes"] = classes if isinstance(classes, list) and all(_scalar(c) for c in classes) else None
+        spec["classes_dtype"] = info.raw.get("classes_dtype")
+        coef = info.raw.get("coef_shape")
+        if role == "regressor" and outputs is None and not (isinstance(coef, list) and len(coef) == 1):
+            # fitted on one target or several (predict's shape): only n_outputs_ or coef_ say which
+            spec["unfaithful"]["targets"] = "the shape of the targets it was fitted on was not recorded"
     return spec
 
 
@@ -190,8 +362,8 @@ def spec_of(info: ObjInfo, view: RuntimeView) -> dict[str, Any]:
     if (
         info.user_code is False
         and info.path
-        and info.type in ("function", "type", "builtin_function_or_method")
-    ):
+        and info.type in ("function", "type", "builtin_function_or_method", "abc.ABCMeta")
+    ):  # a library's own function or class (scikit-learn's are ABCMeta's), imported by its path
         module, _, name = info.path.rpartition(".")
         if module and _IDENT.match(name):
             return {"kind": "attr", "module": module, "name": name}
