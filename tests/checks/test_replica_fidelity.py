@@ -21,10 +21,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from crane_jupyterlab.checks import replica
 from crane_jupyterlab.checks.replica.build import build
 from crane_jupyterlab.checks.replica.spec import specs
 from crane_jupyterlab.checks.view import from_probe
 from crane_jupyterlab.kernel import probe
+from crane_jupyterlab.server.trial import platform_sandbox
 
 OPTIONS = {"budget_ms": 60_000}  # every fact, whatever the machine's load: the facts must be the same
 SEED = 35
@@ -269,3 +271,85 @@ def test_every_fact_a_replica_gets_wrong_is_listed_in_its_spec(capsys: pytest.Ca
               f"faithful), {n_facts} facts compared, {time.perf_counter() - started:.1f} s")  # fmt: skip
     assert not wrong, "\n".join(wrong)
     assert n_rebuilt >= 0.9 * n_objects and n_faithful >= 100
+
+
+# ---- the false claims it found in real notebooks, through the real runner ---------------------------
+
+needs_sandbox = pytest.mark.skipif(
+    not platform_sandbox().available, reason="no OS sandbox on this machine: the replica judge runs nothing"
+)
+SETUP = ["import numpy as np\nimport pandas as pd\nfrom sklearn.linear_model import LinearRegression"]
+
+
+def _ask(cell: str, ns: dict[str, Any]) -> tuple[dict[str, Any] | None, list[Any], dict[str, Any]]:
+    """What every variant raised alike (None: they did not agree), the findings, and the request. Every
+    variant must have run the cell to its end or to a crash: a judgement that aborted proves nothing."""
+    assert replica.warm_up(120), "the replica process did not warm up"
+    view = from_probe(probe.run(cell, {}, namespace=ns))
+    request = replica.request_for(cell, view, SETUP)
+    assert request is not None
+    answer = replica.run(request)
+    statuses = [v.get("status") for v in answer.get("variants") or []]
+    assert len(statuses) == replica.VARIANTS and "aborted" not in statuses, answer
+    return replica.agreed(answer), replica.finding(request, view, answer), request
+
+
+def _real(cell: str, ns: dict[str, Any]) -> None:
+    exec(cell, {**ns, "np": np, "pd": pd})  # the cell runs on the real objects
+
+
+@needs_sandbox
+@pytest.mark.parametrize(
+    "cell",
+    ["s.index.month", "s.index.day_name()", "days = s.index\nnames = days.day_name()",
+     "for stamp in s.index[:2]:\n    stamp.month_name()"],
+)  # fmt: skip
+def test_a_date_index_is_not_claimed_from_a_replica_without_one(cell: str) -> None:
+    ns = {"s": pd.Series(np.arange(30.0), index=pd.date_range("2024-01-01", periods=30), name="sales")}
+    _real(cell, ns)
+    crash, findings, request = _ask(cell, ns)
+    assert findings == []
+    assert "index_type" in request["specs"]["s"]["unfaithful"]
+    if crash is not None:  # the replicas raised alike (a RangeIndex has no dates): withdrawn, not claimed
+        assert replica.taint.withdrawn(request["cell"], crash["line"], request["specs"], SETUP)
+
+
+@needs_sandbox
+@pytest.mark.parametrize("cell", ["m.loc['a', 1]", "m.unstack()", "wide = m.unstack()\nwide.loc['a']"])
+def test_a_multiindex_is_not_claimed_from_a_replica_with_one_level(cell: str) -> None:
+    ns = {"m": pd.Series([1.0, 2.0, 3.0, 4.0], index=pd.MultiIndex.from_product([["a", "b"], [1, 2]]))}
+    _real(cell, ns)
+    crash, findings, request = _ask(cell, ns)
+    assert findings == []
+    assert "index_type" in request["specs"]["m"]["unfaithful"]
+    if crash is not None:
+        assert replica.taint.withdrawn(request["cell"], crash["line"], request["specs"], SETUP)
+
+
+@needs_sandbox
+def test_an_object_array_of_numbers_is_rebuilt_with_numbers_and_one_of_text_with_text() -> None:
+    from sklearn.linear_model import LinearRegression
+
+    rng = np.random.default_rng(SEED)
+    numbers = np.array([[int(v), float(v) / 2] for v in rng.integers(0, 9, 40)], dtype=object)
+    ns = {"X": numbers, "y": rng.normal(size=40), "LinearRegression": LinearRegression}
+    cell = "model = LinearRegression().fit(X, y)"
+    _real(cell, ns)
+    crash, findings, request = _ask(cell, ns)
+    assert crash is None and findings == []  # the replicas hold numbers: the fit runs on every variant
+    assert request["specs"]["X"]["values"]["types"] == ["float", "int"]
+    # The same array of text fails the fit for real, and on every replica: that claim stays.
+    ns["X"] = np.array([["a", "b"]] * 40, dtype=object)
+    with pytest.raises(ValueError, match="could not convert string to float"):
+        _real(cell, ns)
+    _, findings, _ = _ask(cell, ns)
+    assert [f.message.split(":", 1)[0] for f in findings] == ["ValueError"]
+
+
+@needs_sandbox
+def test_a_missing_column_of_a_faithful_frame_is_still_claimed_beside_an_unfaithful_series() -> None:
+    ns = {"df": pd.DataFrame({"a": np.arange(10.0), "b": list("xyxyxyxyxy")}),
+          "s": pd.Series(np.arange(10.0), index=pd.date_range("2024-01-01", periods=10))}  # fmt: skip
+    cell = "total = s.sum()\ndf['nope'].mean()"
+    crash, findings, _ = _ask(cell, ns)
+    assert [(f.line, f.message.split(":", 1)[0]) for f in findings] == [(2, "KeyError")], (crash, findings)

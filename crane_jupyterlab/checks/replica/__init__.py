@@ -28,6 +28,7 @@ from ...kernel.cell import python_source
 from ...models import Finding
 from ..view import RuntimeView
 from .spec import definitions, specs
+from .taint import withdrawn
 
 RULE = "replica"
 VARIANTS = 2
@@ -167,6 +168,8 @@ def finding(request: dict[str, Any], view: RuntimeView, answer: dict[str, Any]) 
     if crash is None:
         return []
     line = crash["line"]
+    if withdrawn(request["cell"], line, request["specs"], request.get("definitions")):
+        return []  # the line reaches a replica that is not its value (its spec says where): not ours to claim
     cell_lines = request["cell"].splitlines()
     text = cell_lines[line - 1].strip() if 0 < line <= len(cell_lines) else ""
     try:
