@@ -33,14 +33,14 @@ def _sum_frame(df: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> 
     _add(e, "S", "columns", names)
     if n_cols > cap:
         _add(e, "S", "columns_more", n_cols - cap)
-    odd = _index_facts(df.index, e, ctx)
+    as_text = _index_facts(df.index, e, ctx)
     # Levels of the column labels (a MultiIndex: `df['a', 'x']`, stack/unstack) and their names.
     _add(e, "R", "columns_type", _short_type(cols))
     levels = list(cols.names)[:10]
     _add(e, "S", "columns_names", _level_names(levels, ctx))
-    odd += ["columns_names"] if _not_plain(levels) else []
-    if odd:
-        _add(e, "R", "label_reprs", odd)
+    as_text += ["columns_names"] if _not_plain(levels) else []
+    if as_text:
+        _add(e, "R", "label_reprs", as_text)
     dtypes = df.dtypes
     tally: dict[str, int] = {}
     odd: dict[Any, str] = {}  # columns a model cannot take as numbers: strings, objects, dates, categories
@@ -251,12 +251,12 @@ def _stamp(v: Any) -> str:
 def _sum_series(s: Any, e: dict[str, Any], ctx: _Ctx, hints: dict[str, Any]) -> None:
     n = len(s)
     _add(e, "S", "shape", [n])
-    odd = _index_facts(s.index, e, ctx)
+    as_text = _index_facts(s.index, e, ctx)
     if s.name is not None:
         _add(e, "R", "name", _label(s.name, ctx))
-        odd += ["name"] if _not_plain([s.name]) else []
-    if odd:
-        _add(e, "R", "label_reprs", odd)
+        as_text += ["name"] if _not_plain([s.name]) else []
+    if as_text:
+        _add(e, "R", "label_reprs", as_text)
     if ctx.over():
         _add(e, "R", "dtype", str(s.dtype))
         _add(e, "R", "note", "stats skipped (time budget)")
