@@ -353,3 +353,41 @@ def test_a_missing_column_of_a_faithful_frame_is_still_claimed_beside_an_unfaith
     cell = "total = s.sum()\ndf['nope'].mean()"
     crash, findings, _ = _ask(cell, ns)
     assert [(f.line, f.message.split(":", 1)[0]) for f in findings] == [(2, "KeyError")], (crash, findings)
+
+
+# ---- which lines an unfaithful replica reaches ------------------------------------------------------
+
+UNFAITHFUL = {"s": {"kind": "series", "unfaithful": {"index_type": "a DatetimeIndex is not rebuilt"}},
+              "X": {"kind": "ndarray", "unfaithful": {}}, "m": {"kind": "estimator"}}  # fmt: skip
+DEFINITIONS = ["def uses_s(a):\n    return a + s.values", "def pure(a):\n    return a", "import numpy as np"]
+
+
+@pytest.mark.parametrize(
+    "cell, line, withdrawn",
+    [
+        ("s.index.day_name()", 1, True),
+        ("X.sum(axis=2)", 1, False),
+        ("y = s.values\nX.sum(axis=2)", 2, False),  # s is read, but not by the crashing line
+        ("y = s.values\ny.sum(axis=2)", 2, True),  # made from s
+        ("m.predict(\n    s)", 1, True),  # a statement over several lines
+        ("m.fit(s, X)\nm.predict(X)", 2, True),  # m was changed by a call given s
+        ("lst = []\nlst.append(s)\nlst[0].foo", 3, True),
+        ("np.copyto(Z, s)\nZ.sum(axis=5)", 2, True),
+        ("np.log(s)\nnp.sum(X, axis=5)", 2, True),  # a module's state may hold what s did to it
+        ("np.log(X)\nnp.sum(s, axis=5)", 1, False),
+        ("r = df.query('a > @s')\nr.x", 2, True),  # a name read from the query's text
+        ("for v in s:\n    z = v\nX.sum(axis=2)", 3, True),  # how often the loop ran was s's
+        ("if len(s) > 3:\n    X = X[:, :1]\nm.predict(X)", 3, True),  # which branch ran was s's
+        ("while s.any():\n    break\nX.sum(axis=2)", 3, True),
+        ("try:\n    s.foo\nexcept AttributeError:\n    pass\nX.sum(axis=2)", 5, True),
+        ("with open(p) as fh:\n    y = s\nX.sum(axis=2)", 3, False),
+        ("def f(a):\n    return a.index.day_name()\nf(s)", 2, True),  # in the cell's own function
+        ("def f(a):\n    return a.sum(axis=2)\nf(X)", 2, False),
+        ("uses_s(X)", 1, True),  # a notebook function that reads s
+        ("pure(X)", 1, False),
+    ],
+)
+def test_a_crash_is_withdrawn_where_an_unfaithful_replica_reaches_it(
+    cell: str, line: int, withdrawn: bool
+) -> None:
+    assert bool(replica.taint.withdrawn(cell, line, UNFAITHFUL, DEFINITIONS)) is withdrawn
