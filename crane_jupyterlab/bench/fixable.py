@@ -11,6 +11,8 @@ crashes left with a `reason` here are those of the `crash` class that are one of
 - `removed dataset`: a library's loader of a dataset it removed (`load_boston`);
 - `cascade`: state an earlier failed cell was meant to make (an estimator it should have fitted, a model
   it should have compiled) missing where the crashing line reads a name that cell bound or changed.
+- `outside the cell`: raised in a function an earlier cell defined or in a module beside the notebook
+  (the run's `raised_in`), whose code an edit of this cell does not reach.
 
 Read from the exception, its message and the cells' sources as they ran, in the notebook's order.
 """
@@ -53,6 +55,8 @@ def reason(row: dict[str, Any], tainted: set[str]) -> str | None:
         return "missing package"
     if _DATASET.search(message):
         return "removed dataset"
+    if run.get("raised_in") in ("other cell", "file"):
+        return "outside the cell"
     if (
         (exception == "NotFittedError" or _STATE.search(message) or _FITTED_ATTRIBUTE.search(message))
         and tainted & read_names(str(row.get("source") or ""), run.get("line"))

@@ -14,9 +14,10 @@ One JSON line per cell goes to `--out`:
 `verdict` the server's verdict (`detection`, `source`, `reasoning`, `rules`), `warning` "certain" (a
 crash the checks, a syntax error or the trial vouch for), "predicted" (the model's) or null, `timing`
 analyze/extraction/trial/fix/run ms, `run` the real execution (`status` ok|error|timeout|died|skipped,
-`exception`, `message`, `line`), `outcome` its class: ok, crash, cascade (a NameError of a name an
-earlier failed cell should have defined), network, missing_file (the crash came from the machine, not
-the code), timeout, died, skipped.
+`exception`, `message`, `line`, `raised_in`: where the innermost frame outside the libraries lies, this
+cell, another cell (a function it defined) or a file beside the notebook), `outcome` its class: ok,
+crash, cascade (a NameError of a name an earlier failed cell should have defined), network,
+missing_file (the crash came from the machine, not the code), timeout, died, skipped.
 
 With `--fixes` the service also tries its verified fixes (the server's `fixes` option; without the flag
 it is off, so figures stay comparable with runs made before fixes existed): `fix` is the fix offered
@@ -45,8 +46,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import sys
+import sysconfig
 import time
 from pathlib import Path
 from typing import IO, Any
@@ -394,6 +397,7 @@ async def execute(kc: Any, manager: Any, source: str, timeout: float) -> dict[st
             exception=str(content.get("ename") or "Error"),
             message=evalue[:MESSAGE_CHARS],
             line=_line(content),
+            raised_in=_raised_in(content),
         )
     return run
 
@@ -407,6 +411,37 @@ def _line(content: dict[str, Any]) -> int | None:
             if match.group(1) == count:
                 line = int(match.group(2))
     return line
+
+
+_FILE_FRAME = re.compile(r"File (.+?):\d+")
+# Where Python and the installed libraries live: a frame there is not the notebook's own code.
+_INSTALLED = tuple(
+    {
+        str(Path(p).resolve()) + os.sep
+        for k, p in sysconfig.get_paths().items()
+        if k.endswith(("stdlib", "lib"))
+    }
+)
+
+
+def _raised_in(content: dict[str, Any]) -> str | None:
+    """Where the innermost frame that is not a library's lies: "cell" (the executed cell), "other cell"
+    (a function an earlier cell defined) or "file" (a module beside the notebook); None when the
+    traceback names no frame."""
+    count = str(content.get("execution_count"))
+    where = None
+    for entry in content.get("traceback") or []:
+        text = plain(str(entry)).lstrip()
+        cell = _CELL_FRAME.match(text)
+        if cell:
+            where = "cell" if cell.group(1) == count else "other cell"
+            continue
+        found = _FILE_FRAME.match(text)
+        if found:
+            path = found.group(1)
+            if not path.startswith("<") and not str(Path(path).expanduser().resolve()).startswith(_INSTALLED):
+                where = "file"
+    return where
 
 
 def _track_names(source: str, ran: bool, failed_names: set[str]) -> None:

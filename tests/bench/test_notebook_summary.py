@@ -3,7 +3,10 @@ kernel runs."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import pytest
 
 from crane_jupyterlab.bench import notebook_summary as summary
 
@@ -104,8 +107,10 @@ def test_fix_lines_are_rendered_only_when_fixes_were_tried() -> None:
     assert summary.summarize(old)["fixes"]["offered"] == 0
 
 
-def crashed(index: int, exception: str, message: str, source: str, **extra: Any) -> dict[str, Any]:
-    run = {"status": "error", "exception": exception, "message": message, "line": 1}
+def crashed(
+    index: int, exception: str, message: str, source: str, run_extra: Any = None, **extra: Any
+) -> dict[str, Any]:
+    run = {"status": "error", "exception": exception, "message": message, "line": 1, **(run_extra or {})}
     return row(index, "crash", run=run, source=source, **extra)
 
 
@@ -135,10 +140,23 @@ def test_the_share_given_a_fix_counts_only_crashes_an_edit_of_the_cell_could_fix
         crashed(7, "NotFittedError", "This PCA instance is not fitted yet.", "pca.transform(X)"),
         row(8, "ok", source="km.fit(X)"),  # once the fit ran, km is no longer a cascade's
         crashed(9, "NotFittedError", "This KMeans instance is not fitted yet.", "km.predict(X)"),
+        # raised in a function an earlier cell defined: that cell holds the code to fix
+        crashed(
+            10,
+            "TypeError",
+            "too many positional arguments",
+            "plot_curve(3)",
+            run_extra={"raised_in": "other cell"},
+        ),
     ]
     f = summary.summarize(rows)["fixes"]
-    assert f["on_crash"] == {"offered": 1, "of": 8, "pct": 12.5}
-    assert f["unreachable"] == {"missing package": 2, "removed dataset": 1, "cascade": 1}
+    assert f["on_crash"] == {"offered": 1, "of": 9, "pct": 11.1}
+    assert f["unreachable"] == {
+        "missing package": 2,
+        "removed dataset": 1,
+        "cascade": 1,
+        "outside the cell": 1,
+    }
     assert f["on_reachable"] == {"offered": 1, "of": 4, "pct": 25.0}
     assert [b["where"] for b in f["crash_without_fix"]] == ["nb.ipynb#5", "nb.ipynb#7", "nb.ipynb#9"]
     assert [(b["where"], b["reason"]) for b in f["unreachable_list"]] == [
@@ -146,10 +164,31 @@ def test_the_share_given_a_fix_counts_only_crashes_an_edit_of_the_cell_could_fix
         ("nb.ipynb#3", "missing package"),
         ("nb.ipynb#4", "removed dataset"),
         ("nb.ipynb#6", "cascade"),
+        ("nb.ipynb#10", "outside the cell"),
     ]
     text = summary.render(summary.summarize(rows))
     assert (
         "fixes offered on the crashes an edit of the cell could fix: 1/4 (25.0 %); crashes none could "
-        "(missing package 2, removed dataset 1, cascade 1, listed below)"
+        "(missing package 2, removed dataset 1, cascade 1, outside the cell 1, listed below)"
     ) in text
     assert "  nb.ipynb#6 line 1: cascade: NotFittedError: This KMeans instance is not fitted yet." in text
+
+
+def test_where_a_crash_was_raised_is_read_from_the_traceback() -> None:
+    from crane_jupyterlab.bench.notebooks import _raised_in
+
+    def content(*frames: str) -> dict[str, Any]:
+        return {
+            "execution_count": 7,
+            "traceback": ["-----", "KeyError   Traceback", *frames, "KeyError: 'x'"],
+        }
+
+    here, earlier = "\x1b[36mCell In[7], line 2\x1b[39m\n----> 2 f()", "Cell In[3], line 5, in f()\n"
+    assert _raised_in(content(here)) == "cell"
+    assert _raised_in(content(here, earlier)) == "other cell"
+    assert _raised_in(content(here, "File ~/nb/helpers.py:3, in h()")) == "file"
+    # Python's own code and the installed libraries' are not the notebook's
+    installed = [f"File {json.__file__}:346, in loads(s)", f"File {pytest.__file__}:1, in x()"]
+    assert _raised_in(content(here, *installed)) == "cell"
+    assert _raised_in(content(earlier, *installed)) == "other cell"
+    assert _raised_in(content()) is None

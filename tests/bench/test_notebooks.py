@@ -66,7 +66,13 @@ def test_checks_only_summary_matches_what_ran(tmp_path: Path, capsys: pytest.Cap
     assert [r["outcome"] for r in rows] == [outcome for _, outcome in CELLS]
     by_index = {r["index"]: r for r in rows}
     key_error = by_index[2]
-    assert key_error["run"] == {"status": "error", "exception": "KeyError", "message": "'b'", "line": 1}
+    assert key_error["run"] == {
+        "status": "error",
+        "exception": "KeyError",
+        "message": "'b'",
+        "line": 1,
+        "raised_in": "cell",
+    }
     assert by_index[4]["run"]["line"] == 3
     assert by_index[8]["run"]["exception"] == "FileNotFoundError"
     assert by_index[9]["run"]["status"] == "timeout"
