@@ -146,8 +146,10 @@ class Derivation:
                     continue
                 if have[: len(want)] == want and len(have) > len(want):
                     picks.append((tok, ".".join(parts[len(want) :])))  # np.NaN -> np.nan
-                elif len(parts) == 1 and hasattr(builtins, new):
-                    # np.float -> float: the whole expression becomes the builtin
+                elif (len(parts) == 1 and hasattr(builtins, new)) or (
+                    len(parts) > 1 and parts[0] in self.lib.modules
+                ):
+                    # np.float -> float, plt.cm.get_cmap -> plt.get_cmap: the whole expression is replaced
                     picks += [(self.toks[start], new)] + [(self.toks[k], "") for k in range(start + 1, i + 1)]
                 else:
                     continue
@@ -277,6 +279,7 @@ class Derivation:
             if not isinstance(clue, Missing):
                 continue
             if clue.kind == "module":
+                yield from self._sibling(clue, line)
                 module = self.lib.module(clue.owner)
                 options = public(dir(module)) if module is not None else []
                 for new in close(clue.name, options, n=1):
@@ -309,6 +312,22 @@ class Derivation:
                         and (node.module == clue.owner or node.module.startswith(clue.owner + "."))
                     ):
                         yield from self._moved(node.module, [a.name for a in node.names])
+
+    def _sibling(self, clue: Missing, line: int | None) -> Iterator[Candidate]:
+        """The same name in another module of the package that the cell has under a name of its own
+        (`plt.cm.get_cmap` -> `plt.get_cmap`: matplotlib.pyplot still has it)."""
+        top = clue.owner.split(".")[0]
+        for alias, path in self.lib.modules.items():
+            if (
+                path == clue.owner
+                or path.split(".")[0] != top
+                or not hasattr(self.lib.module(path), clue.name)
+            ):
+                continue
+            edited = self._replace_attribute(f"{clue.owner}.{clue.name}", f"{alias}.{clue.name}", line)
+            if edited:
+                title = f"{diff_title(self.cell, edited)} ({clue.name} of {path})"
+                yield Candidate(title, edited, "close-name", first_changed(self.cell, edited))
 
     def _closest(self, edited: str, owner: str) -> Candidate:
         # A library's name that merely looks like the one it lacks may do something else: the title says

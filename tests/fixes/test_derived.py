@@ -256,3 +256,14 @@ def test_an_attribute_the_class_of_an_object_the_cell_makes_lacks():
     # pd.value_counts: the message names nothing and pandas has no close name: nothing is proposed
     case = Case("import pandas as pd\ns = pd.Series([1, 1])", "counts = pd.value_counts(s)")
     assert case.found() == []
+
+
+def test_a_name_the_module_lacks_that_another_module_of_the_package_has_under_a_name_of_the_cell():
+    pytest.importorskip("matplotlib")
+    setup = "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt"
+    cell = "plt.scatter([1, 2], [1, 2], c=[0, 1],\n            cmap=plt.cm.get_cmap('viridis', 10))"
+    case = Case(setup, cell)
+    assert case.crash.message == "AttributeError: module 'matplotlib.cm' has no attribute 'get_cmap'"
+    first = case.found()[0]
+    assert first.title == "plt.cm.get_cmap → plt.get_cmap (get_cmap of matplotlib.pyplot)"
+    assert first.source == cell.replace("plt.cm.get_cmap", "plt.get_cmap") and case.runs(first)
