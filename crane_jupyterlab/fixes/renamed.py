@@ -8,9 +8,12 @@ form), and a candidate is offered only after a trial ran the edited cell (server
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from .edits import Source, combine
 
 Edit = Callable[[re.Match[str], str], str | None]
 
@@ -54,6 +57,34 @@ def _numpy_alias(match: re.Match[str], cell: str) -> str | None:
     return out if n else None
 
 
+def _appended(match: re.Match[str], cell: str) -> str | None:
+    # DataFrame.append returned a new frame (pandas 1.4 deprecated it "in favor of pandas.concat"): a call
+    # whose result is used, unlike list.append's, becomes pd.concat([frame, other], <its keywords>); a
+    # row given as a dict becomes a one-row frame.
+    src = Source.parse(cell)
+    if src is None:
+        return None
+    statements = {id(node.value) for node in ast.walk(src.tree) if isinstance(node, ast.Expr)}
+    pandas = "pandas" if re.search(r"^\s*import pandas\s*$", cell, re.M) else "pd"
+    edits = []
+    for node in ast.walk(src.tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "append"
+            and id(node) not in statements
+            and len(node.args) == 1
+            and all(k.arg in ("ignore_index", "sort", "verify_integrity") for k in node.keywords)
+        ):
+            other = src.text(node.args[0])
+            if isinstance(node.args[0], ast.Dict):
+                other = f"{pandas}.DataFrame([{other}])"
+            keywords = "".join(f", {src.text(k)}" for k in node.keywords)
+            new = f"{pandas}.concat([{src.text(node.func.value)}, {other}]{keywords})"
+            edits.append((src.start(node), src.end(node), new))
+    return combine(cell, edits)
+
+
 RENAMES: tuple[Rename, ...] = (
     Rename(
         "numpy",
@@ -82,6 +113,18 @@ RENAMES: tuple[Rename, ...] = (
         (
             "import pandas as pd\nfor k, v in pd.DataFrame({'a': [1]}).iteritems():\n    pass",
             "import pandas as pd\nfor k, v in pd.DataFrame({'a': [1]}).items():\n    pass",
+        ),
+    ),
+    Rename(
+        "pandas",
+        re.compile(r"'(?:DataFrame|Series)' object has no attribute 'append'"),
+        _appended,
+        "pandas 1.4: DataFrame.append and Series.append deprecated in favor of pandas.concat, removed in 2.0",
+        (
+            "import pandas as pd\ndf = pd.DataFrame({'a': [1]})\nrows = []\nrows.append(1)\n"
+            "df = df.append({'a': 2}, ignore_index=True)",
+            "import pandas as pd\ndf = pd.DataFrame({'a': [1]})\nrows = []\nrows.append(1)\n"
+            "df = pd.concat([df, pd.DataFrame([{'a': 2}])], ignore_index=True)",
         ),
     ),
     Rename(

@@ -249,10 +249,13 @@ def test_an_attribute_the_class_of_an_object_the_cell_makes_lacks():
     assert close.source == "s = pd.Series([1, 2])\nfor k, v in s.items():\n    print(k, v)" and case.runs(
         close
     )
-    # DataFrame.append is gone with no close public name that runs: never the private `_append`
-    case = Case("import pandas as pd\ndf = pd.DataFrame({'a': [1]})", "df = df.append(df)")
-    assert all("_append" not in c.source for c in case.found(limit=10))
-    assert not any(case.runs(c) for c in case.found(limit=10))
+    # DataFrame.append is gone with no close public name (never the private `_append`): the message names
+    # nothing, and the table of what no message names has pandas' own advice, pd.concat
+    case = Case("import pandas as pd\ndf = pd.DataFrame({'a': [1]})", "df = df.append(df, ignore_index=True)")
+    found = case.found(limit=10)
+    assert all("_append" not in c.source for c in found)
+    [concat] = [c for c in found if case.runs(c)]
+    assert (concat.origin, concat.source) == ("renamed-api", "df = pd.concat([df, df], ignore_index=True)")
     # pd.value_counts: the message names nothing and pandas has no close name: nothing is proposed
     case = Case("import pandas as pd\ns = pd.Series([1, 1])", "counts = pd.value_counts(s)")
     assert case.found() == []
