@@ -11,19 +11,15 @@ import { stateIcon } from './badge';
 import type { IFactRow, IObjectFacts } from './facts';
 import { decisiveRows, factsOf, typeWords } from './facts';
 import type { CellState, IAssessment } from './levels';
+import { assess, causeText, plain, runCause, stateLabel } from './levels';
+import type { ICheckRecord } from './tokens';
 import {
-  assess,
-  causeText,
-  plain,
-  runCause,
-  stateLabel,
   isInconclusive,
   loopsText,
   progressText,
   trialFallbackText,
   trialStatusLabel
-} from './levels';
-import type { ICheckRecord } from './tokens';
+} from './trial';
 import type { ICellView } from './verdict';
 import { offeredFix } from './verdict';
 

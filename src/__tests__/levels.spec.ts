@@ -9,13 +9,11 @@ import {
   describeCell,
   firstSentence,
   levelOf,
-  observedHeadline,
   plain,
-  progressText,
-  stateLabel,
-  trialFallbackText
+  stateLabel
 } from '../levels';
 import type { ICheckRecord } from '../tokens';
+import { observedHeadline, progressText, trialFallbackText } from '../trial';
 import {
   blockedTrial,
   checksCrash,
