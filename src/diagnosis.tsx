@@ -1,7 +1,8 @@
 /**
  * The diagnosis of one cell in the sidebar: the cause first (one sentence, the line, the decisive
  * facts), then a trial run's outcome, then the other facts by object, then the details that mean
- * something for this answer (model, votes, latency, tokens).
+ * something for this answer (model, votes, latency, tokens). The facts' rows and groups are
+ * `factview.tsx`.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import React from 'react';
@@ -9,7 +10,8 @@ import React from 'react';
 import type { IAnalyzeResult, IFix, ITrialWorker } from './api';
 import { stateIcon } from './badge';
 import type { IFactRow, IObjectFacts } from './facts';
-import { decisiveRows, factsOf, typeWords } from './facts';
+import { decisiveRows, factsOf } from './facts';
+import { FactRow, RuntimeFacts } from './factview';
 import type { CellState, IAssessment } from './levels';
 import { assess, causeText, plain, runCause, stateLabel } from './levels';
 import type { ICheckRecord } from './tokens';
@@ -132,109 +134,6 @@ export function formatDuration(ms: number): string {
     return `${minutes} min ${Math.round(s - minutes * 60)} s`;
   }
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
-}
-
-function FactRow(props: {
-  trans: TranslationBundle;
-  row: IFactRow;
-  owner: string | null;
-  unsent: boolean;
-}): React.ReactElement {
-  const { trans, row, owner, unsent } = props;
-  const classes = [
-    'jp-Crane-fact',
-    row.decisive ? 'jp-mod-decisive' : '',
-    unsent ? 'jp-mod-unsent' : ''
-  ]
-    .filter(Boolean)
-    .join(' ');
-  const expr = row.expr === owner ? null : <code>{row.expr}</code>;
-  let body: React.ReactNode;
-  switch (row.flag) {
-    case 'missing':
-      body = trans.__('does not exist');
-      break;
-    case 'undefined':
-      body = trans.__('is not defined in the kernel');
-      break;
-    case 'error':
-      body = trans.__('not read: %1', row.value);
-      break;
-    default:
-      body = (
-        <>
-          {row.key}: <code>{row.value}</code>
-        </>
-      );
-  }
-  return (
-    <li
-      className={classes}
-      title={unsent ? trans.__('Not sent to the model (settings)') : undefined}
-    >
-      {expr}
-      {expr ? ' ' : ''}
-      {body}
-    </li>
-  );
-}
-
-/** How a related object relates to the cell's object `via`: "m was built from it" (`m = f(X)` in an
- * earlier cell), "m was fitted with it" (`m.fit(X)`), "read by f()" (a global the cell's function reads). */
-export function relationText(
-  trans: TranslationBundle,
-  via: string,
-  relation: string | null
-): string {
-  switch (relation) {
-    case 'built':
-      return trans.__('%1 was built from it', via);
-    case 'fitted':
-      return trans.__('%1 was fitted or compiled with it', via);
-    case 'read':
-      return trans.__('read by %1()', via);
-    default:
-      return trans.__('%1 uses it', via);
-  }
-}
-
-/** The facts of one object, collapsed unless they decided the verdict or the deciding text names the
- * object (the objects of the crashing line). */
-function ObjectFacts(props: {
-  trans: TranslationBundle;
-  group: IObjectFacts;
-  unsent: (row: IFactRow) => boolean;
-}): React.ReactElement {
-  const { trans, group } = props;
-  const type = typeWords(group.type);
-  const relation = group.via
-    ? relationText(trans, group.via, group.relation)
-    : '';
-  // The full type and relation in the title: a narrow panel may cut the header.
-  const title = [group.expr, group.type, relation].filter(Boolean).join(' ');
-  return (
-    <details
-      className={`jp-Crane-object${group.decisive ? ' jp-mod-decisive' : ''}`}
-      open={group.decisive || group.involved}
-    >
-      <summary title={title}>
-        <code>{group.expr}</code>
-        {type ? ` ${type}` : ''}
-        {relation ? `; ${relation}` : ''}
-      </summary>
-      <ul>
-        {group.rows.map((row, i) => (
-          <FactRow
-            key={i}
-            trans={trans}
-            row={row}
-            owner={group.expr}
-            unsent={props.unsent(row)}
-          />
-        ))}
-      </ul>
-    </details>
-  );
 }
 
 function unique(items: string[]): string[] {
@@ -595,19 +494,7 @@ export function Diagnosis(props: IDiagnosisProps): React.ReactElement | null {
         />
       )}
       {result && <TrialSection trans={trans} result={result} />}
-      {groups.length > 0 && (
-        <div className="jp-Crane-runtime">
-          <h3>{trans.__('Runtime facts')}</h3>
-          {groups.map((group, i) => (
-            <ObjectFacts
-              key={`${group.expr}-${i}`}
-              trans={trans}
-              group={group}
-              unsent={unsent}
-            />
-          ))}
-        </div>
-      )}
+      <RuntimeFacts trans={trans} groups={groups} unsent={unsent} />
       {result && (
         <Details trans={trans} result={result} sentCategories={sent} />
       )}
