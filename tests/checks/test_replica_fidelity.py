@@ -273,6 +273,17 @@ def test_every_fact_a_replica_gets_wrong_is_listed_in_its_spec(capsys: pytest.Ca
     assert n_rebuilt >= 0.9 * n_objects and n_faithful >= 100
 
 
+@pytest.mark.parametrize(
+    "value", [np.array(["ab", "cd", "ef"] * 4).reshape(3, 4), np.arange(12), np.ones(5, bool)]
+)
+def test_what_cannot_hold_a_missing_value_gets_none_in_any_variant(value: Any) -> None:
+    # (the probe reports no NaN count for these: a replica that made some up would be another array)
+    spec = specs(from_probe(_probe(value)))["x"]
+    for variant in (0, 1):
+        replica = build(spec, np.random.default_rng(1000 + variant), variant)
+        assert replica.dtype == value.dtype and "None" not in replica.astype(str).ravel().tolist()
+
+
 # ---- the false claims it found in real notebooks, through the real runner ---------------------------
 
 needs_sandbox = pytest.mark.skipif(

@@ -122,7 +122,8 @@ def column_values(info: ObjInfo, n: int, pandas: bool = True) -> dict[str, Any] 
         spec["missing"] = [t for t in types if t in ("nan", "NoneType")]
         if not exact:
             spec["open"].append("element_types")  # types beyond the sample: variant 1 adds another
-    holds_missing = family != "number" or dtype.startswith("float")
+    # numpy's integers and bools, and its fixed-width text, have no missing value
+    holds_missing = {"number": dtype.startswith("float"), "text": pandas}.get(family, True)
     if not holds_missing:
         spec["nan"] = 0
     elif exact and info.nan is not None:
