@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .models import Fix, TrialOutcome, Verdict
+from .models import BelowOutcome, Fix, TrialOutcome, Verdict
 
 MAX_SOURCE_CHARS = 1_000_000
 
@@ -58,6 +58,19 @@ class AnalyzeSettings(BaseModel):
         return value
 
 
+# The most code cells below the target a request may send for the chain, and their text's bound.
+MAX_BELOW = 200
+
+
+class BelowCell(BaseModel):
+    """A code cell below the target, as the frontend has it, for the chain (issue 36)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cell_id: str | None = Field(default=None, max_length=200)
+    source: str = Field(max_length=MAX_SOURCE_CHARS)
+
+
 class AnalyzeRequest(BaseModel):
     """Body of `POST /crane/analyze`."""
 
@@ -75,6 +88,16 @@ class AnalyzeRequest(BaseModel):
     # answered in the time of one probe so a badge shows while the trial runs; "full" (default): everything
     # the settings ask for. A checks-tier answer is status "ok" (no model hint: the full tier follows).
     tier: Literal["checks", "full"] = "full"
+    # The code cells after the target, in notebook order: when the full tier runs a trial and the target
+    # runs to its end, the same trial goes on with them (the chain); absent, nothing changes.
+    below: list[BelowCell] | None = Field(default=None, max_length=MAX_BELOW)
+
+    @field_validator("below")
+    @classmethod
+    def _below_size(cls, value: list[BelowCell] | None) -> list[BelowCell] | None:
+        if value is not None and sum(len(c.source) for c in value) > MAX_SOURCE_CHARS:
+            raise ValueError(f"the cells below may hold at most {MAX_SOURCE_CHARS} characters in all")
+        return value
 
 
 class Timing(BaseModel):
@@ -83,6 +106,7 @@ class Timing(BaseModel):
     trial_ms: float = 0.0  # from starting the trial run to collecting its outcome (0: none)
     fix_ms: float = 0.0  # trying fix candidates in trials (0: none tried)
     replica_ms: float = 0.0  # running the cell on replicas of its inputs (0: not asked)
+    below_ms: float = 0.0  # the chain: the cells below the target, in the trial after it (0: none)
     total_ms: float = 0.0
 
 
@@ -116,6 +140,8 @@ class AnalyzeResult(BaseModel):
     trial: TrialOutcome | None = None
     # Edits of the cell a trial ran without an error (at most one; empty when none was found or tried).
     fixes: list[Fix] = Field(default_factory=list)
+    # One entry per cell of the request's `below`, in its order (None: no chain was asked for).
+    below: list[BelowOutcome] | None = None
 
 
 class StatusReply(BaseModel):

@@ -125,6 +125,41 @@ class TrialWorker(BaseModel):
     warm_ms: float | None = None  # the spare's start: an interpreter with the kernel's libraries
 
 
+# What became of a code cell below the edited one in the chain (kernel/trial/chain.py): "shortened" ran to
+# its end with long loops cut; "skipped": it reads nothing the chain changed and the kernel already ran
+# the same text; "not_reached": the chain stopped before it (a crash above, its budget).
+BelowStatus = Literal[
+    "crashed", "finished", "shortened", "skipped", "not_reached", "blocked", "timed_out", "out_of_memory",
+    "unavailable",
+]  # fmt: skip
+
+
+class BelowOutcome(BaseModel):
+    """One code cell below the edited one, run after it in the same trial (the chain, issue 36)."""
+
+    cell_id: str | None = None
+    status: BelowStatus
+    exception: str | None = None  # crashed: the exception's class name
+    message: Plain | None = None  # crashed: its message (bounded)
+    line: int | None = None  # crashed: the cell's line where it raised
+    reads: list[str] = Field(default_factory=list)  # the names it reads that the chain changed
+    elapsed_ms: float | None = None
+    reason: Plain | None = None  # why it was skipped, not reached, blocked or ended
+    # crashed: a loop of an earlier step (or of the edited cell) was cut, so the crash may depend on the
+    # cut; or the step's own crash depends on its own cut (quick.crash): a prediction, not an observation
+    after_cut: bool = False
+    quick: QuickTrial | None = None
+    # crashed: a trial of this cell alone on the kernel as it is (without the edit) crashed the same way:
+    # the edit is not to blame (None: not asked)
+    without_edit: bool | None = None
+
+    @property
+    def observed(self) -> bool:
+        """A crash the chain saw that depends on no cut loop."""
+        own = self.quick is None or not self.quick.cut or self.quick.crash == "certain"
+        return self.status == "crashed" and not self.after_cut and own
+
+
 class TrialOutcome(BaseModel):
     """What happened when the target cell ran in a sandbox before the user ran it (a trial run): in a fork
     of the kernel, or in a fresh worker process on a copy of the cell's inputs (`worker`).
@@ -149,6 +184,8 @@ class TrialOutcome(BaseModel):
     quick: QuickTrial | None = None  # the loops, in a trial that may cut long ones short
     progress: TrialProgress | None = None  # timed_out: how far it got
     worker: TrialWorker | None = None  # the trial ran in a fresh process on a copy of the cell's inputs
+    # The chain: the code cells below, run after the target in the same trial when they were sent
+    below: list[BelowOutcome] = Field(default_factory=list)
 
     @property
     def shortened(self) -> bool:

@@ -11,6 +11,7 @@ export interface IAnalyzeRequest {
   settings?: IAnalyzeSettings;
   typing?: boolean;
   tier?: 'checks' | 'full';
+  below?: IBelowCell[] | null;
 }
 
 /** A 200 answer that carries an analysis (`ok`, `llm_error`, `no_model`). */
@@ -27,6 +28,7 @@ export interface IAnalyzeResult {
   hint: string | null;
   trial: ITrialOutcome | null;
   fixes: IFix[];
+  below: IBelowOutcome[] | null;
 }
 
 /**
@@ -68,6 +70,12 @@ export interface IAnalyzeSettings {
   fixes?: boolean | null;
 }
 
+/** A code cell below the target, as the frontend has it, for the chain (issue 36). */
+export interface IBelowCell {
+  cell_id?: string | null;
+  source: string;
+}
+
 /** The answer shown to the user and written by the benchmarks. */
 export interface IVerdict {
   detection: boolean;
@@ -89,6 +97,7 @@ export interface ITiming {
   trial_ms: number;
   fix_ms: number;
   replica_ms: number;
+  below_ms: number;
   total_ms: number;
 }
 
@@ -130,6 +139,7 @@ export interface ITrialOutcome {
   quick: IQuickTrial | null;
   progress: ITrialProgress | null;
   worker: ITrialWorker | null;
+  below: IBelowOutcome[];
 }
 
 /**
@@ -150,6 +160,30 @@ export interface IFix {
   tried: string;
   shortened: boolean;
   trial_ms: number;
+}
+
+/** One code cell below the edited one, run after it in the same trial (the chain, issue 36). */
+export interface IBelowOutcome {
+  cell_id: string | null;
+  status:
+    | 'crashed'
+    | 'finished'
+    | 'shortened'
+    | 'skipped'
+    | 'not_reached'
+    | 'blocked'
+    | 'timed_out'
+    | 'out_of_memory'
+    | 'unavailable';
+  exception: string | null;
+  message: string | null;
+  line: number | null;
+  reads: string[];
+  elapsed_ms: number | null;
+  reason: string | null;
+  after_cut: boolean;
+  quick: IQuickTrial | null;
+  without_edit: boolean | null;
 }
 
 /** A certain crash found by a deterministic check. */

@@ -40,6 +40,7 @@ MANIFEST = (
     "trial/quick",
     "trial/tfwork",
     "trial/execute",
+    "trial/chain",
     "trial/state",
     "trial/transfer",
     "trial/child",

@@ -190,6 +190,14 @@ class ServiceConfig:
         sandbox (never where it is not available: then no replica runs). Only when the server's Python
         and libraries are the kernel's (same versions). False: off.""",
     )
+    chain_budget: float = option(
+        10.0,
+        help="""Seconds of wall time the chain may take: once an edited cell's trial has run it to its end,
+        the same trial goes on with the code cells below it (sent by the frontend), quick mode on each;
+        what the budget does not reach is reported as not reached.""",
+        low=0.1,
+        high=600.0,
+    )
     replica_budget: float = option(
         2.0,
         help="""Seconds of wall time the replica judge may take for all its replicas of one cell (they run

@@ -17,10 +17,20 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import fixes, policy
-from ..api import AnalyzeRequest, AnalyzeResult, AnalyzeSettings, AnalyzeStatus, ErrorInfo, Timing, Tokens
+from ..api import (
+    AnalyzeRequest,
+    AnalyzeResult,
+    AnalyzeSettings,
+    AnalyzeStatus,
+    BelowCell,
+    ErrorInfo,
+    Timing,
+    Tokens,
+)
 from ..llm import litellm
 from ..llm.base import Backend
 from ..models import Finding, Fix, PredictionRequest, TrialOutcome, Verdict
+from . import chain
 from . import trial as trials
 from .config import NO_MODEL_HINT, ServiceConfig
 from .errors import (
@@ -376,7 +386,8 @@ class AnalysisService:
             "history": True,
         }
         # The trial starts first, so the cell runs in its fork while the probe reads the kernel.
-        trial, trial_task = self._start_trial(link, request.source, eff)
+        below = request.below if request.below and not eff.checks_tier else None
+        trial, trial_task = self._start_trial(link, request.source, eff, below)
         try:
             try:
                 runtime, extraction_ms = await self._extract(link, request.source, options)
@@ -395,6 +406,13 @@ class AnalysisService:
         finally:
             if trial_task is not None and not trial_task.done():
                 trial_task.cancel()
+        found, below_ms = None, 0.0
+        if below is not None:  # the cells below, as the trial's chain met them (server/chain.py)
+            found = chain.entries(below, trial if trial_task is not None else None)
+            found = await chain.blame(below, found, lambda source: self._trial(link, source))
+            below_ms = chain.elapsed_ms(found)
+            if trial is not None:
+                trial = trial.model_copy(update={"below": []})  # said once, in `below`
 
         parts = self.parts
         history = [c for c in runtime.get("history") or [] if isinstance(c, str)]
@@ -430,9 +448,11 @@ class AnalysisService:
                     llm_ms=llm_ms,
                     trial_ms=trial_ms,
                     replica_ms=replica_ms,
+                    below_ms=below_ms,
                     total_ms=total_ms,
                 ),
                 trial=trial,
+                below=found,
                 **extra,
             )
 
@@ -528,7 +548,7 @@ class AnalysisService:
     # -- the trial run ----------------------------------------------------------------------------
 
     def _start_trial(
-        self, link: KernelLink, source: str, eff: _Effective
+        self, link: KernelLink, source: str, eff: _Effective, below: list[BelowCell] | None = None
     ) -> tuple[TrialOutcome | None, asyncio.Task[tuple[TrialOutcome, float]] | None]:
         """(an outcome known without running, the running trial): (None, None) when no trial is wanted."""
         if not eff.trial or self.parts.invoke is None:
@@ -537,9 +557,11 @@ class AnalysisService:
             return trials.unavailable("Trial runs are off on this server (c.CraneExtension.trial)."), None
         if not trials.parses(source):
             return None, None  # a syntax error: the checks say so, and no trial could start
-        return None, asyncio.ensure_future(self._trial(link, source))
+        return None, asyncio.ensure_future(self._trial(link, source, below))
 
-    async def _trial(self, link: KernelLink, source: str) -> tuple[TrialOutcome, float]:
+    async def _trial(
+        self, link: KernelLink, source: str, below: list[BelowCell] | None = None
+    ) -> tuple[TrialOutcome, float]:
         """The trial's outcome and its wall time in ms; each request through the pool (one at a time,
         and never while user code runs)."""
         invoke = self.parts.invoke
@@ -558,6 +580,8 @@ class AnalysisService:
             worker=self.config.trial_worker,
             worker_max_mb=self.config.trial_worker_max_mb,
             worker_gpu_fraction=self.config.trial_worker_gpu_fraction,
+            below=tuple((c.cell_id, c.source) for c in below or ()),
+            chain_s=self.config.chain_budget,
         )
         started = time.perf_counter()
         outcome = await trials.run(call, source, options)

@@ -55,13 +55,23 @@ class TrialOptions:
     worker: str = "auto"  # where the fork cannot go, a spawned worker: auto, never, always
     worker_max_mb: int = 1024  # the most a worker copies of the cell's inputs
     worker_gpu_fraction: float = 0.5  # the share of each GPU's memory a worker may allocate
+    # The chain: (cell_id, source) of the code cells below, run after the target when it runs to its end
+    below: tuple[tuple[str | None, str], ...] = ()
+    chain_s: float = 10.0  # the chain's own budget, after the target's
 
     def literal(self) -> str:
         return repr({"budget_s": self.budget_s, "memory_mb": self.memory_mb, "hooks_only": self.hooks_only,
                      "private_writes": self.private_writes,
                      "quick": self.quick_k > 0, "quick_k": max(self.quick_k, 1),
                      "worker": self.worker, "worker_max_mb": self.worker_max_mb,
-                     "worker_gpu_fraction": self.worker_gpu_fraction})  # fmt: skip
+                     "worker_gpu_fraction": self.worker_gpu_fraction,
+                     "below": [{"cell_id": c, "source": s} for c, s in self.below],
+                     "chain_s": self.chain_s})  # fmt: skip
+
+    @property
+    def wait_s(self) -> float:
+        """The trial's budget, and the chain's when there is one."""
+        return self.budget_s + (self.chain_s if self.below else 0.0)
 
 
 def unavailable(reason: str) -> TrialOutcome:
@@ -99,7 +109,7 @@ async def run(invoke: Invoke, source: str, options: TrialOptions) -> TrialOutcom
     # A worker's setup (copying the inputs, a spare's start) may take longer than a fork's.
     setup_s = started.get("setup_s")
     setup = float(setup_s) if isinstance(setup_s, (int, float)) and setup_s > 0 else SETUP_ALLOWANCE_S
-    deadline = loop.time() + options.budget_s + setup + COLLECT_GRACE_S
+    deadline = loop.time() + options.wait_s + setup + COLLECT_GRACE_S
     delay = POLL_FIRST_S
     busy = False
     try:

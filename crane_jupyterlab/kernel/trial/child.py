@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from ..cell import runnable
-from . import execute, quick, tfwork, transfer
+from . import chain, execute, quick, tfwork, transfer
 from .outcome import ms, private_kb, unavailable
 from .sandbox import confine, inherited, overlay, seccomp
 from .sandbox.hooks import Guard
@@ -61,9 +61,15 @@ def main(
             done = _pack(pack, source, ns, shell, opts)
         else:
             done = execute.run(source, ns, shell, guard, report, quick.preparer(opts, writer))
-        done["refusals"] = guard.refusals
+        done["refusals"] = list(guard.refusals)
         done["extra_memory_mb"] = round(private_kb(os.getpid()) / 1024, 1)
         _send(writer, {"phase": "done", **done})
+        below = opts.get("below")
+        if below and pack < 0 and done.get("status") == "finished":
+            # The cells below, on the state the edited cell left (chain.py); the kernel's side has the
+            # edited cell's outcome already.
+            cut = bool((done.get("quick") or {}).get("cut"))
+            chain.run(source, below, ns, shell, guard, report, opts, writer, cut)
         code = 0
     except BaseException as exc:
         try:

@@ -58,7 +58,13 @@ DEFAULTS: dict[str, Any] = {
     "worker": "auto",
     "worker_max_mb": 1024,
     "worker_gpu_fraction": 0.5,  # the share of each GPU's memory a worker may allocate
+    # The code cells below the target ([{"cell_id", "source"}], notebook order): once the target has run
+    # to its end, the same trial goes on with them (chain.py), within chain_s seconds in all.
+    "below": [],
+    "chain_s": 10.0,
 }
+# The most cells below the target a chain takes.
+MAX_BELOW = 200
 # Scratch directories are named after the kernel's pid, so the next trial can remove those of kernels
 # that ended while a trial ran (their watching thread never got to it).
 SCRATCH_PREFIX = "crane-trial-"
@@ -110,11 +116,15 @@ def _options(options: dict[str, Any] | None) -> dict[str, Any]:
     clamped to their bounds."""
     opts = dict(DEFAULTS)
     bounds = {"budget_s": (0.05, 3600.0), "memory_mb": (16, 1 << 20), "nice": (0, 19), "quick_k": (1, 1000),
-              "worker_max_mb": (1, 1 << 20), "worker_gpu_fraction": (0.01, 1.0)}  # fmt: skip
+              "worker_max_mb": (1, 1 << 20), "worker_gpu_fraction": (0.01, 1.0),
+              "chain_s": (0.05, 3600.0)}  # fmt: skip
     for key, value in (options or {}).items():
         if key not in DEFAULTS:
             continue
-        if isinstance(DEFAULTS[key], bool):
+        if key == "below":
+            if isinstance(value, list):
+                opts[key] = value[:MAX_BELOW]
+        elif isinstance(DEFAULTS[key], bool):
             if isinstance(value, bool):
                 opts[key] = value
         elif key == "worker":
@@ -142,11 +152,12 @@ def _start(source: Any, opts: dict[str, Any], namespace: Any, t0: float) -> dict
         if reason:
             return _done(unavailable(reason))
         gpu = cuda_in_use()
+        fork_only = dict(opts, below=[])  # a worker's trial runs no chain (chain.py runs in the fork)
         if gpu and (opts["worker"] == "never" or not worker.possible()):
             return _done(unavailable(f"CUDA in use: {gpu}; a forked process cannot use the GPU"))
         if gpu:  # a fork cannot use the GPU, nor read it: packed on a thread of the kernel instead
             relay = worker.WorkerTrial(
-                opts, _scratch, f"CUDA in use ({gpu}): a forked process cannot use the GPU"
+                fork_only, _scratch, f"CUDA in use ({gpu}): a forked process cannot use the GPU"
             )
             relay.start(source, ns, shell, cuda=True)
             relay.blocked_ms = ms(time.perf_counter() - t0)
@@ -158,7 +169,7 @@ def _start(source: Any, opts: dict[str, Any], namespace: Any, t0: float) -> dict
         elif opts["worker"] == "auto":
             why = worker.needed(runnable(source, shell), ns)
         if why:
-            relay = worker.WorkerTrial(opts, _scratch, why)
+            relay = worker.WorkerTrial(fork_only, _scratch, why)
             # auto: the fork first (it observes all it can, on the kernel's own objects), the worker
             # where TensorFlow stops it.
             relay.start(source, ns, shell, fork_first=opts["worker"] == "auto")

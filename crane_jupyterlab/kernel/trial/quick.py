@@ -404,7 +404,8 @@ def keras_fit(runtime: Runtime) -> None:
     callback_cls = getattr(getattr(keras, "callbacks", None), "Callback", None)
     if model_cls is None or callback_cls is None:
         return
-    fit = model_cls.fit
+    # The library's own fit, not an earlier step's wrapper (a chain of cells prepares one runtime each).
+    fit = getattr(model_cls.fit, "_crane_original", model_cls.fit)
 
     class _Cut(callback_cls):  # type: ignore[misc, valid-type]
         def __init__(self, loop: Loop) -> None:
@@ -431,6 +432,7 @@ def keras_fit(runtime: Runtime) -> None:
         kwargs["callbacks"] = [*list(kwargs.get("callbacks") or []), _Cut(loop)]
         return fit(self, *args, **kwargs)
 
+    quick_fit._crane_original = fit  # type: ignore[attr-defined]
     model_cls.fit = quick_fit
 
 

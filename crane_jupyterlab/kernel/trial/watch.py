@@ -57,6 +57,14 @@ class Trial:
         # A forked child waiting on a lock with no CPU progress can never go on; a worker's main thread
         # waits like that while TensorFlow's pools compute.
         self.detect_deadlock = True
+        # The chain of cells below (chain.py): once the target is done they get chain_s more seconds.
+        below = opts.get("below")
+        self.below: list[Any] = below if isinstance(below, list) else []
+        self.target_refusals: list[str] | None = None  # the supervisor's refusals when the target ended
+        self.steps: dict[int, dict[str, Any]] = {}  # the chain's reports, by the cell's index
+        self.running_step: int | None = None
+        self._step_mark = 0
+        self._seen = 0  # bytes of the report already read as lines
 
     def stop(self, why: str) -> None:
         """End the child (the watching thread reports it); idempotent."""
@@ -106,14 +114,7 @@ class Trial:
                         if not chunk:
                             open_reader = False
                         data += chunk
-                        if b"\n" in data and not self.ready:
-                            line = data.split(b"\n", 1)[0]
-                            self.ready = json.loads(line) if line.startswith(b"{") else {}
-                            if self.ready.get("phase") == "ready":
-                                deadline = time.monotonic() + float(self.opts["budget_s"])
-                                if self.ready.get("worker") and self.supervisor is not None:
-                                    # refused while the worker rebuilt the inputs, not by the cell
-                                    self.rebuild_refusals = list(self.supervisor.refusals)
+                        deadline = self._read_lines(data, deadline)
                     elif fd == listener:
                         if event & select.POLLIN and self.supervisor is not None:
                             self.supervisor.handle()
@@ -139,6 +140,43 @@ class Trial:
             import shutil
 
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def _read_lines(self, data: bytes, deadline: float) -> float:
+        """Act on the report's new complete lines: "ready" starts the cell's budget, the target's "done"
+        the chain's, and each step of the chain takes the refusals recorded while it ran. Returns the
+        deadline now in force."""
+        end = data.rfind(b"\n") + 1
+        for line in data[self._seen : end].split(b"\n"):
+            if not line.startswith(b"{"):
+                continue
+            try:
+                report = json.loads(line)
+            except ValueError:
+                continue
+            phase = report.get("phase")
+            refusals = self.supervisor.refusals if self.supervisor is not None else []
+            if not self.ready:
+                self.ready = report
+                if phase == "ready":
+                    deadline = time.monotonic() + float(self.opts["budget_s"])
+                    if self.ready.get("worker"):
+                        # refused while the worker rebuilt the inputs, not by the cell
+                        self.rebuild_refusals = list(refusals)
+            elif phase == "done" and self.target_refusals is None:
+                self.target_refusals = list(refusals)
+                self._step_mark = len(refusals)
+                if self.below and report.get("status") == "finished":
+                    deadline = time.monotonic() + float(self.opts.get("chain_s") or 10.0)
+            elif phase == "step":
+                self.running_step = report.get("index")
+                self._step_mark = len(refusals)
+            elif phase == "below" and isinstance(report.get("index"), int):
+                report["os_refusals"] = list(refusals[self._step_mark :])
+                self._step_mark = len(refusals)
+                self.steps[report["index"]] = report
+                self.running_step = None
+        self._seen = end
+        return deadline
 
     def _receive_listener(self, poller: Any) -> int:
         import select
@@ -183,14 +221,19 @@ class Trial:
         done: dict[str, Any] | None = next((r for r in reports if r.get("phase") == "done"), None)
         refusals: list[str] = []
         if self.supervisor is not None:
-            refusals += self.supervisor.refusals
+            # the target's own: those recorded once it was done belong to the cells below it
+            target = self.target_refusals if self.target_refusals is not None else self.supervisor.refusals
+            refusals += target
         if done is not None:
             refusals += done.get("refusals", [])
         refusals = list(dict.fromkeys(refusals))
         sandbox_name = ready.get("sandbox")
         outcome: dict[str, Any]
         refused = False  # the cell's exception was the sandbox's refusal itself
-        if self.stopped == "timeout":
+        # Ended after the target was done: the chain's budget, memory or a lock, not the target's.
+        chain_stopped = self.stopped if done is not None else None
+        stopped = None if done is not None else self.stopped
+        if stopped == "timeout":
             outcome = {
                 "status": "timed_out",
                 "reason": f"the cell ran past the {float(self.opts['budget_s']):g} s budget"
@@ -201,21 +244,21 @@ class Trial:
                 last = progress[-1]
                 outcome["progress"] = {"line": last.get("line"), "loops": last.get("loops") or [],
                                        "elapsed_ms": ms(float(self.opts["budget_s"]))}  # fmt: skip
-        elif self.stopped == "memory":
+        elif stopped == "memory":
             cap = self.opts["memory_mb"]
             files = f", {overlay.size(self.layer_peak)} of it files written" if self.layer_peak else ""
             outcome = {
                 "status": "out_of_memory",
                 "reason": f"the cell needed more than the trial's {cap} MB of memory{files}",
             }
-        elif self.stopped == "deadlock":
+        elif stopped == "deadlock":
             tf = " (TensorFlow's thread pools do not)" if self.tensorflow else ""
             outcome = unavailable(
                 "the cell waited for a lock no thread can release: a library's threads do not survive "
                 f"the fork{tf}"
             )
-        elif self.stopped is not None:
-            outcome = unavailable(self.stopped)
+        elif stopped is not None:
+            outcome = unavailable(stopped)
         elif self.rebuild_refusals:
             outcome = unavailable(REBUILD_REFUSED + listed(list(dict.fromkeys(self.rebuild_refusals))))
             refusals = []
@@ -243,7 +286,39 @@ class Trial:
             outcome["writes"] = written
         if peak_kb and "extra_memory_mb" not in outcome:
             outcome["extra_memory_mb"] = round(peak_kb / 1024, 1)
+        if self.below:
+            outcome["below"] = self._below(outcome["status"], chain_stopped)
         return outcome
+
+    def _below(self, target: str, stopped: str | None) -> list[dict[str, Any]]:
+        """One entry per cell below: its step's outcome, or why it was not reached."""
+        out: list[dict[str, Any]] = []
+        why = None if target == "finished" else "the edited cell did not run to its end"
+        for index, cell in enumerate(self.below):
+            entry: dict[str, Any] = {"cell_id": cell.get("cell_id") if isinstance(cell, dict) else None}
+            step = self.steps.get(index) if why is None else None
+            if step is not None:
+                entry.update({k: v for k, v in step.items() if k in _STEP_KEYS})
+                if step["os_refusals"] and step.get("status") in ("crashed", "finished"):
+                    entry = {**entry, "status": "blocked", "exception": None, "message": None,
+                             "reason": f"the sandbox refused to {listed(step['os_refusals'])}"}  # fmt: skip
+                if entry.get("status") not in ("finished", "skipped"):
+                    why = "an earlier cell below did not run to its end"
+            elif why is None and index == self.running_step:
+                chain_s = float(self.opts.get("chain_s") or 10.0)
+                entry["status"], entry["reason"] = {
+                    "timeout": ("timed_out", f"the chain ran past its {chain_s:g} s budget in this cell"),
+                    "memory": ("out_of_memory", f"the chain needed more than {self.opts['memory_mb']} MB"),
+                }.get(str(stopped), ("unavailable", stopped or "the trial process ended while this cell ran"))
+                why = "the chain ended at an earlier cell"
+            else:
+                entry["status"] = "not_reached"
+                if why is None:
+                    why = (f"the chain ran past its {float(self.opts.get('chain_s') or 10.0):g} s budget"
+                           if stopped == "timeout" else "the trial process ended before it")  # fmt: skip
+                entry["reason"] = why
+            out.append(entry)
+        return out
 
     def _written(self, outcome: dict[str, Any]) -> str | None:
         """What the cell wrote to its private copy, in words (see overlay.settle)."""
@@ -253,6 +328,10 @@ class Trial:
         layers = self.supervisor.layers if self.supervisor is not None else []
         cap = int(self.opts["memory_mb"])
         return overlay.settle(outcome, self.layer, layers, cap, self.layer_peak, self.scratch)
+
+
+# What a step of the chain reports that the outcome keeps (models.BelowOutcome).
+_STEP_KEYS = ("status", "exception", "message", "line", "reads", "elapsed_ms", "reason", "after_cut", "quick")
 
 
 def _kill(pid: int) -> None:

@@ -1,0 +1,57 @@
+"""The server's side of the chain (issue 36): what the cells below an edited cell met, in the trial that ran
+the edited cell first (`kernel/trial/chain.py` runs them there).
+
+`entries` turns the trial's report into one `BelowOutcome` per cell the request sent, in its order: a step
+that ran to its end with long loops cut is *shortened*; cells the trial never reported (it ran in a worker,
+which runs no chain, or the edited cell did not run to its end) say why. `blame` then asks, for the one
+cell that crashed, whether it crashes without the edit too: a trial of that cell alone on the kernel as it
+is. Only a crash that needs the edit is the edit's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from ..api import BelowCell
+from ..models import BelowOutcome, TrialOutcome
+
+# Runs one cell as a trial on the kernel as it is (no chain): the service's own trial.
+TrialFn = Callable[[str], Awaitable[tuple[TrialOutcome, float]]]
+
+
+def entries(below: list[BelowCell], trial: TrialOutcome | None) -> list[BelowOutcome]:
+    """One outcome per cell sent, in order."""
+    reported = {i: e for i, e in enumerate(trial.below)} if trial is not None else {}
+    if trial is None:
+        why = "no trial ran the edited cell"
+    elif trial.status != "finished":
+        why = "the edited cell did not run to its end in the trial"
+    elif trial.worker is not None:
+        why = "the trial ran in a worker, which runs the edited cell only"
+    else:
+        why = "the trial did not report this cell"
+    out: list[BelowOutcome] = []
+    for index, cell in enumerate(below):
+        entry = reported.get(index)
+        if entry is None:
+            entry = BelowOutcome(status="not_reached" if trial is not None else "unavailable", reason=why)
+        elif entry.status == "finished" and entry.quick is not None and entry.quick.cut:
+            entry = entry.model_copy(update={"status": "shortened"})
+        out.append(entry.model_copy(update={"cell_id": cell.cell_id}))
+    return out
+
+
+async def blame(below: list[BelowCell], found: list[BelowOutcome], trial: TrialFn) -> list[BelowOutcome]:
+    """The crashed cell's `without_edit`: whether a trial of it alone, on the kernel as it is, crashes the
+    same way (then the edit is not what breaks it)."""
+    for index, entry in enumerate(found):
+        if entry.status != "crashed":
+            continue
+        alone, _ = await trial(below[index].source)
+        same = alone.status == "crashed" and alone.exception == entry.exception
+        found[index] = entry.model_copy(update={"without_edit": same if alone.observed else None})
+    return found
+
+
+def elapsed_ms(found: list[BelowOutcome]) -> float:
+    return round(sum(e.elapsed_ms or 0.0 for e in found), 2)

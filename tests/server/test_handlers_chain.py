@@ -1,0 +1,71 @@
+"""The chain through the real server and a real kernel (issue 36): an edit to an early cell, the cells
+below sent with it; the trial runs the edited cell, then the cells below, and each gets its outcome. The
+kernel runs none of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from support import analyze
+
+from crane_jupyterlab.server.trial import platform_sandbox
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not platform_sandbox().available, reason="no OS sandbox for trial runs here"),
+]
+
+LOADED = "import pandas as pd\ndf = pd.DataFrame({'age': [22, 38], 'fare': [7.25, 71.3]})"
+BELOW = [
+    {"cell_id": "c2", "source": "df['fare_eur'] = df['fare'] * 1.1"},
+    {"cell_id": "c3", "source": "mean_age = df['age'].mean()"},
+    {"cell_id": "c4", "source": "print(mean_age)"},
+]
+
+
+@pytest.fixture
+def crane_config(crane_env: None) -> dict[str, Any]:
+    return {"trial": "auto", "replicas": False}
+
+
+async def test_a_renamed_column_breaks_a_cell_below_and_only_the_chain_sees_it(
+    jp_fetch: Any, kernels: Any
+) -> None:
+    k = await kernels.start(LOADED)
+    edit = "df = pd.DataFrame({'Age': [22, 38], 'fare': [7.25, 71.3]})"
+    code, body = await analyze(jp_fetch, k.id, edit, below=BELOW)
+    assert code == 200, body
+    assert body["trial"]["status"] == "finished" and body["verdict"]["detection"] is False
+    c2, c3, c4 = body["below"]
+    assert (c2["cell_id"], c2["status"], c2["reads"]) == ("c2", "finished", ["df"])
+    assert (c3["cell_id"], c3["status"], c3["exception"], c3["message"], c3["line"]) == (
+        "c3", "crashed", "KeyError", "'age'", 1
+    )  # fmt: skip
+    assert c3["reads"] == ["df"] and c3["after_cut"] is False
+    assert c3["without_edit"] is False  # on the kernel as it is, the cell runs: the edit breaks it
+    assert (c4["status"], c4["reason"]) == ("not_reached", "an earlier cell below did not run to its end")
+    assert body["timing"]["below_ms"] > 0
+    assert body["trial"]["below"] == []  # said once
+    assert await k.value("'fare_eur' in df.columns, 'mean_age' in globals()") == "(False, False)"
+
+
+async def test_a_cell_below_that_crashes_anyway_is_not_blamed_on_the_edit(jp_fetch: Any, kernels: Any) -> None:
+    k = await kernels.start(LOADED)
+    below = [{"cell_id": "c9", "source": "df['height'].mean()"}]
+    code, body = await analyze(jp_fetch, k.id, "df = df.copy()", below=below)
+    assert code == 200, body
+    (c9,) = body["below"]
+    assert (c9["status"], c9["exception"], c9["without_edit"]) == ("crashed", "KeyError", True)
+
+
+async def test_without_cells_below_nothing_changes(jp_fetch: Any, kernels: Any) -> None:
+    k = await kernels.start(LOADED)
+    code, body = await analyze(jp_fetch, k.id, "x = 1")
+    assert code == 200 and body["below"] is None and body["timing"]["below_ms"] == 0, body
+
+
+async def test_the_checks_tier_runs_no_chain(jp_fetch: Any, kernels: Any) -> None:
+    k = await kernels.start(LOADED)
+    code, body = await analyze(jp_fetch, k.id, "x = 1", below=BELOW, tier="checks")
+    assert code == 200 and body["below"] is None, body
