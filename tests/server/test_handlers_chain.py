@@ -50,7 +50,9 @@ async def test_a_renamed_column_breaks_a_cell_below_and_only_the_chain_sees_it(
     assert await k.value("'fare_eur' in df.columns, 'mean_age' in globals()") == "(False, False)"
 
 
-async def test_a_cell_below_that_crashes_anyway_is_not_blamed_on_the_edit(jp_fetch: Any, kernels: Any) -> None:
+async def test_a_cell_below_that_crashes_anyway_is_not_blamed_on_the_edit(
+    jp_fetch: Any, kernels: Any
+) -> None:
     k = await kernels.start(LOADED)
     below = [{"cell_id": "c9", "source": "df['height'].mean()"}]
     code, body = await analyze(jp_fetch, k.id, "df = df.copy()", below=below)

@@ -25,7 +25,8 @@ from crane_jupyterlab.server.errors import (
     ModelNotAllowed,
     Superseded,
 )
-from crane_jupyterlab.server.service import AnalysisService, ModelSpec, Parts
+from crane_jupyterlab.server.parts import ModelSpec, Parts
+from crane_jupyterlab.server.service import AnalysisService
 
 FINDING = Finding(rule="undefined-name", message="NameError: name 'y' is not defined", line=1)
 
