@@ -1,8 +1,8 @@
 /**
- * Crash checking of notebooks: when to check a cell, the requests, and what the user's runs mean
- * for the warnings. The kernel's activity (`kernel.ts`) and the badges (`badges.ts`) are layers of
- * their own; this module connects them to the verdict state (`model.ts`) and the session
- * statistics (`stats.ts`).
+ * Crash checking of notebooks: when to check a cell, and the requests. What the user's runs mean
+ * for the warnings (`runs.ts`), the kernel's activity (`kernel.ts`) and the badges (`badges.ts`)
+ * are layers of their own; this module connects them to the verdict state (`model.ts`) and the
+ * session statistics (`stats.ts`).
  */
 import type { Cell, ICellModel } from '@jupyterlab/cells';
 import { CodeCell } from '@jupyterlab/cells';
@@ -27,16 +27,16 @@ import type {
   IStatusReply
 } from './api';
 import { BadgeLayer } from './badges';
-import type { IRunEnd, IRunStart } from './kernel';
 import { KernelActivity } from './kernel';
 import { assess } from './levels';
 import { CellChecks } from './model';
 import { CraneRequestError, requestAPI } from './request';
+import { RunOutcomes } from './runs';
 import { Debouncer, Generations } from './schedule';
 import type { CraneSettings } from './settings';
 import { SessionStats } from './stats';
 import type { ICellChecks, ICheckRecord, ICraneVerdicts } from './tokens';
-import { cellView, isWarning, offeredFix, requestPlan } from './verdict';
+import { isWarning, offeredFix, requestPlan } from './verdict';
 
 /**
  * How long a cell's text must stay unchanged before its full check (the trial run, the model) starts
@@ -89,12 +89,6 @@ export class CraneWatcher
   private _watchers = new WeakMap<NotebookPanel, NotebookWatcher>();
 }
 
-/** A user run in progress: the cell's record when it started, to judge the warning by. */
-interface IRunWatch {
-  cellId: string | null;
-  record: ICheckRecord | undefined;
-}
-
 /**
  * Crash checking of one notebook: debounced auto-checks of the active cell, the requests (answers
  * of superseded requests are dropped per cell), and the outcome of the user's runs.
@@ -124,8 +118,12 @@ export class NotebookWatcher implements IDisposable {
       (cellId, fix) => this.applyFix(cellId, fix)
     );
     this._kernel = new KernelActivity(panel.sessionContext);
-    this._kernel.runStarted.connect(this._onRunStarted, this);
-    this._kernel.runFinished.connect(this._onRunFinished, this);
+    this._runs = new RunOutcomes(
+      notebook,
+      this._kernel,
+      this.checks,
+      this.stats
+    );
     this._kernel.reset.connect(this._onKernelReset, this);
     this._kernel.idle.connect(this._onIdle, this);
     notebook.activeCellChanged.connect(this._onActiveCellChanged, this);
@@ -293,6 +291,7 @@ export class NotebookWatcher implements IDisposable {
     this._settle.cancel();
     this._setActive(null);
     this._cells?.changed.disconnect(this._onCellsChanged, this);
+    this._runs.dispose();
     this._kernel.dispose();
     this._badges.dispose();
     this.panel.content.node.classList.remove(GUARDED_CLASS);
@@ -543,91 +542,9 @@ export class NotebookWatcher implements IDisposable {
     return true;
   }
 
-  // ---- the user's runs -----------------------------------------------------------------------
+  // ---- the kernel ----------------------------------------------------------------------------
 
-  /** Find the cell of a run: by the id this page sent, else (another client ran it) by its text. */
-  private _cellIdOf(run: IRunStart): string | null {
-    const cells = this.panel.content.widgets;
-    if (run.cellId !== null) {
-      return cells.some(c => c.model.id === run.cellId) ? run.cellId : null;
-    }
-    const cell = cells.find(
-      c =>
-        c.model.type === 'code' && c.model.sharedModel.getSource() === run.code
-    );
-    return cell?.model.id ?? null;
-  }
-
-  private _onRunStarted(sender: KernelActivity, run: IRunStart): void {
-    const cellId = this._cellIdOf(run);
-    // The verdict that stood for the text that runs, before this run outdates every verdict (a
-    // check still in flight does not count: it had not replaced it).
-    this._runs.set(run.msgId, {
-      cellId,
-      record: cellId ? this.checks.standing(cellId, run.code) : undefined
-    });
-    this.checks.bumpEpoch();
-  }
-
-  private _onRunFinished(sender: KernelActivity, run: IRunEnd): void {
-    const watch = this._runs.get(run.msgId);
-    this._runs.delete(run.msgId);
-    const cellId = watch?.cellId ?? null;
-    if (!cellId) {
-      return;
-    }
-    const record = watch?.record;
-    this.stats.ran(cellId, run.code, run.elapsedMs, run.error !== null);
-    const current = this.checks.standing(cellId, run.code);
-    if (!run.error) {
-      // It ran fine: no badge on it, and no check on focus while its text and the kernel's session
-      // stay (a restart forgets this, see `_onKernelReset`).
-      this.checks.set({
-        ...(current ?? {
-          cellId,
-          source: run.code,
-          epoch: this.checks.epoch,
-          phase: 'done',
-          startedAt: Date.now(),
-          sent: {}
-        }),
-        pending: undefined,
-        run: { kind: 'passed', ename: '', evalue: '', at: Date.now() }
-      });
-      return;
-    }
-    if (record?.run?.kind === 'passed') {
-      // It ran fine before and crashed now: the clean run no longer speaks for it.
-      this.checks.clear(cellId);
-      return;
-    }
-    if (!record || record.source !== run.code) {
-      return;
-    }
-    // The cell ran the very text that was checked, and crashed: the warning was right, or missed.
-    const state = cellView(record, run.code, record.epoch).state;
-    let kind: 'confirmed' | 'missed' | null = null;
-    if (isWarning(state)) {
-      kind = 'confirmed';
-    } else if (state === 'no-crash') {
-      kind = 'missed';
-      this.stats.missed();
-    }
-    if (kind) {
-      this.checks.set({
-        // The verdict that stood when the run started, not a check started since.
-        ...record,
-        pending: undefined,
-        run: {
-          kind,
-          ename: run.error.ename,
-          evalue: run.error.evalue,
-          at: Date.now()
-        }
-      });
-    }
-  }
-
+  /** The kernel restarted: every verdict is outdated, and no clean run speaks for its text any more. */
   private _onKernelReset(): void {
     this._runs.clear();
     this.checks.dropPassed();
@@ -655,7 +572,7 @@ export class NotebookWatcher implements IDisposable {
   private _generations = new Generations();
   private _badges: BadgeLayer;
   private _kernel: KernelActivity;
-  private _runs = new Map<string, IRunWatch>();
+  private _runs: RunOutcomes;
   private _active: Cell | null = null;
   private _cells: CellList | null = null;
   private _isDisposed = false;
