@@ -1,8 +1,9 @@
 /**
- * Crash checking of notebooks: when to check a cell, and the requests. What the user's runs mean
- * for the warnings (`runs.ts`), the kernel's activity (`kernel.ts`) and the badges (`badges.ts`)
- * are layers of their own; this module connects them to the verdict state (`model.ts`) and the
- * session statistics (`stats.ts`).
+ * Crash checking of notebooks: the requests, and the notebook's cells coming and going. When the
+ * active cell is checked by itself (`autocheck.ts`), what the user's runs mean for the warnings
+ * (`runs.ts`), the kernel's activity (`kernel.ts`) and the badges (`badges.ts`) are layers of their
+ * own; this module connects them to the verdict state (`model.ts`) and the session statistics
+ * (`stats.ts`).
  */
 import type { Cell, ICellModel } from '@jupyterlab/cells';
 import { CodeCell } from '@jupyterlab/cells';
@@ -26,23 +27,18 @@ import type {
   IFix,
   IStatusReply
 } from './api';
+import { AutoCheck, fullAdds, SETTLE_MS } from './autocheck';
 import { BadgeLayer } from './badges';
 import { KernelActivity } from './kernel';
 import { assess } from './levels';
 import { CellChecks } from './model';
 import { CraneRequestError, requestAPI } from './request';
 import { RunOutcomes } from './runs';
-import { Debouncer, Generations } from './schedule';
+import { Generations } from './schedule';
 import type { CraneSettings } from './settings';
 import { SessionStats } from './stats';
 import type { ICellChecks, ICheckRecord, ICraneVerdicts } from './tokens';
 import { isWarning, offeredFix, requestPlan } from './verdict';
-
-/**
- * How long a cell's text must stay unchanged before its full check (the trial run, the model) starts
- * and a syntax error is said: the checks' first answer comes after the shorter `delay`.
- */
-export const SETTLE_MS = 1000;
 
 /** Class on the notebook node while the crash guard is on; the guarded Shift-Enter binds to it. */
 export const GUARDED_CLASS = 'jp-Crane-guarded';
@@ -90,8 +86,9 @@ export class CraneWatcher
 }
 
 /**
- * Crash checking of one notebook: debounced auto-checks of the active cell, the requests (answers
- * of superseded requests are dropped per cell), and the outcome of the user's runs.
+ * Crash checking of one notebook: the requests (answers of superseded requests are dropped per
+ * cell), started by the automatic check of the active cell or by a command; the badges, and the
+ * outcomes of the user's runs.
  */
 export class NotebookWatcher implements IDisposable {
   readonly checks = new CellChecks();
@@ -101,14 +98,6 @@ export class NotebookWatcher implements IDisposable {
     readonly panel: NotebookPanel,
     private readonly _options: IWatcherOptions
   ) {
-    this._debouncer = new Debouncer(
-      () => this._onQuiet(),
-      _options.settings.current.delay
-    );
-    this._settle = new Debouncer(
-      () => this._onSettled(),
-      Math.max(_options.settings.current.delay, SETTLE_MS)
-    );
     const notebook = panel.content;
     this._badges = new BadgeLayer(
       notebook,
@@ -125,15 +114,20 @@ export class NotebookWatcher implements IDisposable {
       this.stats
     );
     this._kernel.reset.connect(this._onKernelReset, this);
-    this._kernel.idle.connect(this._onIdle, this);
-    notebook.activeCellChanged.connect(this._onActiveCellChanged, this);
     notebook.modelChanged.connect(this._onModelChanged, this);
     this._onModelChanged(notebook);
     _options.settings.changed.connect(this._onSettingsChanged, this);
     this.checks.changed.connect(this._onRecordChanged, this);
     this.stats.changed.connect(this._onStatsChanged, this);
     this._onSettingsChanged();
-    this._onActiveCellChanged(notebook, notebook.activeCell);
+    // Last: it schedules the first check of the active cell.
+    this._auto = new AutoCheck({
+      notebook,
+      kernel: this._kernel,
+      checks: this.checks,
+      settings: _options.settings,
+      check: (cell, tier) => void this.check(cell, false, true, tier)
+    });
   }
 
   /** Emits after each change the sidebar shows (a check, a run, the statistics). */
@@ -259,7 +253,7 @@ export class NotebookWatcher implements IDisposable {
         answer.status === 'incomplete' ||
         (typing &&
           result.verdict?.source === 'syntax' &&
-          Date.now() - this._lastEdit < SETTLE_MS)
+          Date.now() - this._auto.lastEdit < SETTLE_MS)
       ) {
         // Half-typed code: no verdict, no badge, no new entry in the history (the next pause asks
         // again); the cell's earlier entries stay. A syntax error is said once the text settled.
@@ -287,9 +281,7 @@ export class NotebookWatcher implements IDisposable {
       return;
     }
     this._isDisposed = true;
-    this._debouncer.cancel();
-    this._settle.cancel();
-    this._setActive(null);
+    this._auto.dispose();
     this._cells?.changed.disconnect(this._onCellsChanged, this);
     this._runs.dispose();
     this._kernel.dispose();
@@ -311,8 +303,18 @@ export class NotebookWatcher implements IDisposable {
       this.checks.delete(cellId);
     }
     if (this.activeCodeCell?.model.id === cellId) {
-      this._schedule();
+      this._auto.schedule();
     }
+  }
+
+  /** What a check of `cell` starting now adds to the verdict standing for its text. */
+  private _pendingWhat(cell: Cell): 'recheck' | 'trial' | 'model' {
+    const source = cell.model.sharedModel.getSource();
+    const standing = this.checks.standing(cell.model.id, source);
+    if (standing?.tier !== 'checks' || standing.epoch !== this.checks.epoch) {
+      return 'recheck';
+    }
+    return fullAdds(this._options.settings).trial ? 'trial' : 'model';
   }
 
   /** A check finished: store it, count it, and remember a warning until the user acts on it. */
@@ -378,170 +380,6 @@ export class NotebookWatcher implements IDisposable {
     this.stats.deleted(cellId);
   }
 
-  // ---- active cell and auto-check ------------------------------------------------------------
-
-  private _onActiveCellChanged(notebook: Notebook, cell: Cell | null): void {
-    this._setActive(cell);
-    this._schedule();
-  }
-
-  private _setActive(cell: Cell | null): void {
-    this._active?.model.contentChanged.disconnect(this._onActiveContent, this);
-    this._active = cell;
-    cell?.model.contentChanged.connect(this._onActiveContent, this);
-  }
-
-  private _onActiveContent(): void {
-    this._lastEdit = Date.now();
-    this._schedule();
-  }
-
-  /**
-   * (Re)start the quiet periods of the checks the active cell still needs; with `restart` false
-   * (the kernel went idle, maybe after our own probe), leave a quiet period already running alone.
-   */
-  private _schedule(restart = true): void {
-    const auto = !this._isDisposed && this._options.settings.current.autoCheck;
-    for (const [timer, tier] of [
-      [this._debouncer, 'checks'],
-      [this._settle, 'full']
-    ] as const) {
-      if (!auto || !this._needsCheck(tier)) {
-        timer.cancel();
-      } else if (restart || !timer.pending) {
-        timer.trigger();
-      }
-    }
-  }
-
-  private _onIdle(): void {
-    this._schedule(false);
-  }
-
-  /** What a second tier adds to the checks' first answer: a trial run, the model, or nothing. */
-  private _fullAdds(): { trial: boolean; model: boolean } {
-    const settings = this._options.settings;
-    const config = settings.server;
-    const plan = requestPlan(settings.current, settings.explicit, config);
-    return {
-      trial:
-        config?.trial_available !== false &&
-        (plan.settings.trial ?? config?.trial === 'auto'),
-      model: !!(plan.settings.model ?? config?.model)
-    };
-  }
-
-  /** What a check of `cell` starting now adds to the verdict standing for its text. */
-  private _pendingWhat(cell: Cell): 'recheck' | 'trial' | 'model' {
-    const source = cell.model.sharedModel.getSource();
-    const standing = this.checks.standing(cell.model.id, source);
-    if (standing?.tier !== 'checks' || standing.epoch !== this.checks.epoch) {
-      return 'recheck';
-    }
-    return this._fullAdds().trial ? 'trial' : 'model';
-  }
-
-  /**
-   * The active code cell if it has text and lacks a verdict of `tier` for its text and the kernel's
-   * state, with no check in flight for it. A cell whose text ran is not checked again (its outcome
-   * says more than a prediction) until its text or the kernel's session changes; nor is a warning
-   * that a check of this kernel state already failed to clear.
-   */
-  private _needsCheck(tier: 'checks' | 'full'): CodeCell | null {
-    const cell = this.activeCodeCell;
-    if (!cell) {
-      return null;
-    }
-    const source = cell.model.sharedModel.getSource();
-    if (!source.trim()) {
-      return null;
-    }
-    const epoch = this.checks.epoch;
-    const record = this.checks.get(cell.model.id);
-    if (!record || record.source !== source) {
-      return cell;
-    }
-    if (record.run) {
-      return null;
-    }
-    const adds = this._fullAdds();
-    const fullWanted = adds.trial || adds.model;
-    // A check in flight for this text and kernel state covers `tier` unless it is only the
-    // checks' first answer and the full check adds something.
-    const covers = (inFlight: 'checks' | 'full' | undefined) =>
-      inFlight !== 'checks' || tier === 'checks' || !fullWanted;
-    const pending = record.pending;
-    if (pending && pending.what !== 'busy' && pending.epoch === epoch) {
-      return covers(pending.tier) ? null : cell;
-    }
-    if (record.phase === 'busy' || pending?.what === 'busy') {
-      return cell;
-    }
-    if (record.phase === 'checking') {
-      return record.epoch === epoch && covers(record.tier) ? null : cell;
-    }
-    const rechecked = record.rechecked;
-    if (record.epoch !== epoch) {
-      if (rechecked?.epoch !== epoch) {
-        return cell;
-      }
-      return tier === 'full' && rechecked.tier === 'checks' && fullWanted
-        ? cell
-        : null;
-    }
-    return tier === 'full' && record.tier === 'checks' && fullWanted
-      ? cell
-      : null;
-  }
-
-  /** The text paused for `delay`: the checks' first answer (or the whole check, when the full one adds nothing). */
-  private _onQuiet(): void {
-    if (this._settle.delay <= this._debouncer.delay) {
-      return; // the full check starts now too
-    }
-    const cell = this._needsCheck('checks');
-    if (cell && !this._waitForKernel(cell)) {
-      const adds = this._fullAdds();
-      void this.check(
-        cell,
-        false,
-        true,
-        adds.trial || adds.model ? 'checks' : 'full'
-      );
-    }
-  }
-
-  /** The text settled: the full check (the trial run, the model), and a syntax error said. */
-  private _onSettled(): void {
-    const cell = this._needsCheck('full');
-    if (cell && !this._waitForKernel(cell)) {
-      void this.check(cell, false, true, 'full');
-    }
-  }
-
-  /**
-   * While user code runs, the probe would queue behind it in the kernel: wait until it finished
-   * (`idle` schedules the check again), and say so on the badge. A verdict for this very text stays
-   * shown instead, marked as waiting: a warning is never replaced by a wait.
-   */
-  private _waitForKernel(cell: Cell): boolean {
-    if (!this._kernel.busy) {
-      return false;
-    }
-    this.checks.begin(
-      {
-        cellId: cell.model.id,
-        source: cell.model.sharedModel.getSource(),
-        epoch: this.checks.epoch,
-        phase: 'busy',
-        startedAt: Date.now(),
-        sent: {}
-      },
-      'busy'
-    );
-    return true;
-  }
-
   // ---- the kernel ----------------------------------------------------------------------------
 
   /** The kernel restarted: every verdict is outdated, and no clean run speaks for its text any more. */
@@ -550,30 +388,21 @@ export class NotebookWatcher implements IDisposable {
     this.checks.dropPassed();
     this.checks.bumpEpoch();
     this.stats.kernelReset();
-    this._schedule();
+    this._auto.schedule();
   }
 
   // ---- settings ------------------------------------------------------------------------------
 
   private _onSettingsChanged(): void {
     const settings = this._options.settings.current;
-    this._debouncer.delay = settings.delay;
-    this._settle.delay = Math.max(settings.delay, SETTLE_MS);
     this.panel.content.node.classList.toggle(GUARDED_CLASS, settings.guard);
-    if (!settings.autoCheck) {
-      this._debouncer.cancel();
-      this._settle.cancel();
-    }
   }
 
-  private _debouncer: Debouncer;
-  private _settle: Debouncer;
-  private _lastEdit = 0;
   private _generations = new Generations();
   private _badges: BadgeLayer;
   private _kernel: KernelActivity;
   private _runs: RunOutcomes;
-  private _active: Cell | null = null;
+  private _auto: AutoCheck;
   private _cells: CellList | null = null;
   private _isDisposed = false;
   private _updated = new Signal<this, string>(this);
