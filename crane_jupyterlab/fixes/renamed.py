@@ -85,6 +85,38 @@ def _appended(match: re.Match[str], cell: str) -> str | None:
     return combine(cell, edits)
 
 
+_FILL = {"ffill": "ffill", "pad": "ffill", "bfill": "bfill", "backfill": "bfill"}
+
+
+def _filled(match: re.Match[str], cell: str) -> str | None:
+    # fillna(method='ffill') deprecated in pandas 2.1 ("Use obj.ffill() or obj.bfill() instead"), refused
+    # in 3.0: a call with no fill value becomes .ffill() / .bfill() with its other keywords.
+    src = Source.parse(cell)
+    if src is None:
+        return None
+    edits = []
+    for node in ast.walk(src.tree):
+        if not (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fillna"
+        ):
+            continue
+        method = next((k.value for k in node.keywords if k.arg == "method"), None)
+        if node.args or not isinstance(method, ast.Constant) or method.value not in _FILL:
+            continue
+        kept = [k for k in node.keywords if k.arg != "method"]
+        if any(k.arg not in ("axis", "inplace", "limit") for k in kept):
+            continue
+        arguments = ", ".join(src.text(k) for k in kept)
+        edits.append(
+            (
+                src.start(node),
+                src.end(node),
+                f"{src.text(node.func.value)}.{_FILL[method.value]}({arguments})",
+            )
+        )
+    return combine(cell, edits)
+
+
 RENAMES: tuple[Rename, ...] = (
     Rename(
         "numpy",
@@ -125,6 +157,16 @@ RENAMES: tuple[Rename, ...] = (
             "df = df.append({'a': 2}, ignore_index=True)",
             "import pandas as pd\ndf = pd.DataFrame({'a': [1]})\nrows = []\nrows.append(1)\n"
             "df = pd.concat([df, pd.DataFrame([{'a': 2}])], ignore_index=True)",
+        ),
+    ),
+    Rename(
+        "pandas",
+        re.compile(r"fillna\(\) got an unexpected keyword argument 'method'"),
+        _filled,
+        "pandas 2.1: fillna(method=...) deprecated for ffill() and bfill(), refused in 3.0",
+        (
+            "import pandas as pd\ns = pd.Series([1.0, None]).fillna(method='ffill', limit=1)",
+            "import pandas as pd\ns = pd.Series([1.0, None]).ffill(limit=1)",
         ),
     ),
     Rename(
