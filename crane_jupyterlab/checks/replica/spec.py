@@ -190,9 +190,7 @@ def _index(info: ObjInfo, n: int) -> tuple[dict[str, Any], dict[str, str]]:
         # .loc, unstack and resample would answer for labels we made up.
         what = f"a {kind}" if isinstance(kind, str) else "an index whose type was not recorded"
         why = f"{what} is not rebuilt (its labels are not recorded)"
-        return {"kind": "open"}, dict.fromkeys(
-            ("index_type", "index_names", "index_range", "label_reprs"), why
-        )
+        return {"kind": "open"}, dict.fromkeys(_INDEX_FACTS, why)
     names = info.raw.get("index_names")
     if isinstance(names, list) and len(names) == 1 and _named_as_shown(info, "index_names", names[0]):
         return {"kind": "range", "range": bounds, "name": names[0]}, {}
