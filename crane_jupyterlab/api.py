@@ -91,6 +91,9 @@ class AnalyzeRequest(BaseModel):
     # The code cells after the target, in notebook order: when the full tier runs a trial and the target
     # runs to its end, the same trial goes on with them (the chain); absent, nothing changes.
     below: list[BelowCell] | None = Field(default=None, max_length=MAX_BELOW)
+    # The target's text when the kernel last ran it (None: unknown): the names it no longer binds are
+    # hidden state for the cells below that read them.
+    previous_source: str | None = Field(default=None, max_length=MAX_SOURCE_CHARS)
 
     @field_validator("below")
     @classmethod

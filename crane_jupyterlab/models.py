@@ -152,6 +152,9 @@ class BelowOutcome(BaseModel):
     # crashed: a trial of this cell alone on the kernel as it is (without the edit) crashed the same way:
     # the edit is not to blame (None: not asked)
     without_edit: bool | None = None
+    # Names it reads that the edited cell bound when it last ran and binds no more (nor a cell between):
+    # it runs only on the kernel's old value, and a run from the top fails there
+    unbound: list[str] = Field(default_factory=list)
 
     @property
     def observed(self) -> bool:

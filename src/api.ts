@@ -12,6 +12,7 @@ export interface IAnalyzeRequest {
   typing?: boolean;
   tier?: 'checks' | 'full';
   below?: IBelowCell[] | null;
+  previous_source?: string | null;
 }
 
 /** A 200 answer that carries an analysis (`ok`, `llm_error`, `no_model`). */
@@ -184,6 +185,7 @@ export interface IBelowOutcome {
   after_cut: boolean;
   quick: IQuickTrial | null;
   without_edit: boolean | null;
+  unbound: string[];
 }
 
 /** A certain crash found by a deterministic check. */

@@ -5,14 +5,17 @@ the edited cell first (`kernel/trial/chain.py` runs them there).
 that ran to its end with long loops cut is *shortened*; cells the trial never reported (it ran in a worker,
 which runs no chain, or the edited cell did not run to its end) say why. `blame` then asks, for the one
 cell that crashed, whether it crashes without the edit too: a trial of that cell alone on the kernel as it
-is. Only a crash that needs the edit is the edit's.
+is. Only a crash that needs the edit is the edit's. `unbound` marks the cells that read a name the edited
+cell no longer binds: they run only on the kernel's old value.
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Awaitable, Callable
 
 from ..api import BelowCell
+from ..kernel.cell import python_source
 from ..models import BelowOutcome, TrialOutcome
 
 # Runs one cell as a trial on the kernel as it is (no chain): the service's own trial.
@@ -51,6 +54,58 @@ async def blame(below: list[BelowCell], found: list[BelowOutcome], trial: TrialF
         same = alone.status == "crashed" and alone.exception == entry.exception
         found[index] = entry.model_copy(update={"without_edit": same if alone.observed else None})
     return found
+
+
+def unbound(previous: str | None, edited: str, below: list[BelowCell], found: list[BelowOutcome]) -> None:
+    """Mark the cells below that read a name the edited cell bound when it last ran (`previous`) and no
+    longer binds, with no cell between binding it: they run only on the kernel's old value (hidden
+    state), and a run from the top would fail there."""
+    if previous is None:
+        return
+    gone = _binds(previous) - _binds(edited)
+    for index, cell in enumerate(below):
+        if not gone:
+            return
+        text = python_source(cell.source)
+        binds = _binds(text)
+        read = (_reads(text) & gone) - binds  # a cell that binds the name itself has its own value
+        if read:
+            found[index] = found[index].model_copy(update={"unbound": sorted(read)})
+        gone -= binds
+
+
+def _binds(source: str) -> set[str]:
+    """The global names a cell binds: assignments, imports, definitions, loop and `with` targets at its
+    top level (not inside the functions it defines)."""
+    tree = _parse(python_source(source))
+    out: set[str] = set()
+    todo: list[ast.AST] = list(tree.body) if tree is not None else []
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".", 1)[0] for a in node.names if a.name != "*"}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+        if not isinstance(node, ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _reads(text: str) -> set[str]:
+    tree = _parse(text)
+    if tree is None:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def elapsed_ms(found: list[BelowOutcome]) -> float:

@@ -257,6 +257,7 @@ class AnalysisService:
         if below is not None:  # the cells below, as the trial's chain met them (server/chain.py)
             found = chain.entries(below, trial if trial_task is not None else None)
             found = await chain.blame(below, found, lambda source: self._trial(link, source))
+            chain.unbound(request.previous_source, request.source, below, found)
             below_ms = chain.elapsed_ms(found)
             if trial is not None:
                 trial = trial.model_copy(update={"below": []})  # said once, in `below`

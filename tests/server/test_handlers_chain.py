@@ -71,3 +71,19 @@ async def test_the_checks_tier_runs_no_chain(jp_fetch: Any, kernels: Any) -> Non
     k = await kernels.start(LOADED)
     code, body = await analyze(jp_fetch, k.id, "x = 1", below=BELOW, tier="checks")
     assert code == 200 and body["below"] is None, body
+
+
+async def test_a_name_the_edit_no_longer_binds_is_hidden_state_below(jp_fetch: Any, kernels: Any) -> None:
+    """The cell once bound `upper_limit`; edited, it binds `upper` instead. A cell below still reads
+    `upper_limit`: it runs on the kernel's old value (the chain sees it finish) but fails from the top."""
+    previous = "upper_limit = df['fare'].max()"
+    k = await kernels.start(LOADED, previous)
+    below = [{"cell_id": "c5", "source": "clipped = df['fare'].clip(upper=upper_limit)"},
+             {"cell_id": "c6", "source": "upper_limit = 3\nprint(upper_limit)"},
+             {"cell_id": "c7", "source": "print(upper_limit)"}]  # fmt: skip
+    edit = "upper = df['fare'].max()"
+    code, body = await analyze(jp_fetch, k.id, edit, below=below, previous_source=previous)
+    assert code == 200, body
+    c5, c6, c7 = body["below"]
+    assert (c5["status"], c5["unbound"]) == ("finished", ["upper_limit"])
+    assert c6["unbound"] == [] and c7["unbound"] == []  # c6 binds it again before c7 reads it
