@@ -114,7 +114,11 @@ def _property(name: str, optional: bool, members: list[str]) -> list[str]:
     flat = f"{head} {' | '.join(members)};"
     if len(flat) <= WIDTH or len(members) == 1:
         return [flat]
-    # prettier's layout of a union that does not fit on one line
+    # prettier's layout of a union that does not fit on one line: on the next line where it fits there,
+    # else one member a line
+    below = f"    {' | '.join(members)};"
+    if len(below) <= WIDTH:
+        return [head, below]
     return [head, *[f"    | {m}" for m in members[:-1]], f"    | {members[-1]};"]
 
 

@@ -151,12 +151,7 @@ export interface IFix {
   title: string;
   source: string;
   origin:
-    | 'close-name'
-    | 'import'
-    | 'renamed-api'
-    | 'message'
-    | 'signature'
-    | 'model';
+    'close-name' | 'import' | 'renamed-api' | 'message' | 'signature' | 'model';
   line: number | null;
   tried: string;
   shortened: boolean;

@@ -58,7 +58,8 @@ export const observedCrash: IAnalyzeResult = {
     writes: null,
     quick: null,
     progress: null,
-    worker: null
+    worker: null,
+    below: []
   }
 };
 
@@ -115,7 +116,8 @@ export function quickCrash(
         ]
       },
       progress: null,
-      worker: null
+      worker: null,
+      below: []
     }
   };
 }
@@ -138,7 +140,8 @@ export function trialOutcome(
     writes: null,
     quick: null,
     progress: null,
-    worker: null
+    worker: null,
+    below: []
   };
 }
 
