@@ -237,7 +237,12 @@ def diff_title(before: str, after: str) -> str:
     while start > 0 and (a[start - 1].isalnum() or a[start - 1] in "_.'\"["):
         start -= 1
     old, new = a[start : len(a) - end], b[start : len(b) - end]
-    while end > 0 and (a[len(a) - end].isalnum() or a[len(a) - end] in "_]"):
+    while end > 0 and (a[len(a) - end].isalnum() or a[len(a) - end] in "_]" or not _closed(old, new)):
+        # ... and on to the bracket that closes a call the change opened (`fillna(method='ffill')`)
         old, new = old + a[len(a) - end], new + a[len(a) - end]
         end -= 1
     return f"{old.strip()} → {new.strip()}"
+
+
+def _closed(*texts: str) -> bool:
+    return all(t.count("(") <= t.count(")") and t.count("[") <= t.count("]") for t in texts)

@@ -93,3 +93,12 @@ def test_an_argument_is_named_only_where_its_text_starts_the_argument():
     assert name_positional(src, f, 1, "axis") is None  # `(2)`: the node starts inside the parentheses
     assert combine(cell, [name_positional(src, g, 1, "axis")]) == "a = f(1, (2))\nb = g(x, axis=y)"
     assert Source.parse("!ls\nx = 1") is None  # IPython syntax: no tree, no call edits
+
+
+def test_a_title_closes_the_call_its_change_opened():
+    from crane_jupyterlab.fixes.edits import diff_title
+
+    assert diff_title("x = data.fillna(method='ffill')", "x = data.ffill()") == (
+        "data.fillna(method='ffill') → data.ffill()"
+    )
+    assert diff_title("a = df['Agee'].mean()", "a = df['Age'].mean()") == "df['Agee'] → df['Age']"
