@@ -49,6 +49,7 @@ MANIFEST = (
     "trial/fork",
     "trial/spawned",
     "trial/worker",
+    "trial/top",
     "trial/control",
     "trial/__init__",
     # the probe: reading objects safely, reading the cell, the summarizers, then the entry point

@@ -10,6 +10,6 @@ process (budget, memory, `stuck.py`, the sandbox's notifications) and turns its 
 
 from __future__ import annotations
 
-from .control import cancel, result, spare, start
+from .control import cancel, result, spare, start, top_cancel, top_result, top_start
 
-__all__ = ["cancel", "result", "spare", "start"]
+__all__ = ["cancel", "result", "spare", "start", "top_cancel", "top_result", "top_start"]

@@ -111,7 +111,10 @@ def run(
         _send(writer, {"phase": "step", "index": index})
         left = budget - (time.monotonic() - started)
         refused = len(guard.refusals)
-        step = {**opts, "quick": True, "budget_s": max(left, 0.05)}
+        # quick mode on every step, unless a full run was asked for (crane-check --full); a step's loops
+        # are cut to what a single trial's budget allows, so no one cell spends the chain's
+        per_cell = min(left, float(opts.get("budget_s") or 5.0)) if opts.get("chain_quick", True) else left
+        step = {**opts, "quick": bool(opts.get("chain_quick", True)), "budget_s": max(per_cell, 0.05)}
         done = execute.run(source, ns, shell, guard, report, quick.preparer(step, writer))
         done.pop("refused", None)
         if len(guard.refusals) > refused:

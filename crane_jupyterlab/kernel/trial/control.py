@@ -35,7 +35,7 @@ import time
 from typing import Any
 
 from ..cell import runnable
-from . import fork, tfwork, worker
+from . import fork, tfwork, top, worker
 from .outcome import ms, unavailable
 from .sandbox import seccomp
 from .sandbox.supervisor import gpu_device
@@ -62,6 +62,7 @@ DEFAULTS: dict[str, Any] = {
     # to its end, the same trial goes on with them (chain.py), within chain_s seconds in all.
     "below": [],
     "chain_s": 10.0,
+    "chain_quick": True,  # the chain's steps in quick mode (a run from the top may ask for full runs)
 }
 # The most cells below the target a chain takes.
 MAX_BELOW = 200
@@ -109,6 +110,50 @@ def cancel(token: str | None = None) -> dict[str, Any]:
 
 
 # -- the kernel's side -------------------------------------------------------------------------------
+
+
+# -- from the top (top.py) -----------------------------------------------------------------------------
+
+_top: top.TopRun | None = None
+
+
+def top_start(cells: Any, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run the notebook's code cells (`[{"cell_id", "source"}]`) from the top in a fresh sandboxed worker
+    of the kernel's Python; `options["chain_s"]` is the whole run's budget. One run per kernel: a new one
+    ends the previous. Returns `{"state": "running", "token", "total"}` or a done state. Never raises."""
+    global _top
+    try:
+        if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+            return _done(unavailable("the cells must be a list of {cell_id, source}"))
+        opts = _options(options)
+        if not worker.possible() or seccomp.arch() is None:
+            return _done(unavailable("a run from the top needs a worker and the OS sandbox (Linux)"))
+        with _lock:
+            if _top is not None:
+                _top.stop("replaced by a newer run from the top")
+            _top = top.TopRun(cells[:MAX_BELOW], opts, _scratch)
+            _top.start()
+            return {"state": "running", "token": _top.token, "total": len(_top.cells)}
+    except Exception as exc:  # the contract: never raise into the kernel
+        return _done(unavailable(f"the run from the top could not start: {type(exc).__name__}: {exc}"))
+
+
+def top_result(token: str | None = None) -> dict[str, Any]:
+    """The run's state: running (with its progress), done (with the outcome), or unknown."""
+    run = _top
+    if run is None or (token and run.token != token):
+        return {"state": "unknown"}
+    if run.outcome is None:
+        return {"state": "running", "token": run.token, **run.progress()}
+    return {"state": "done", "token": run.token, "outcome": run.outcome, **run.progress()}
+
+
+def top_cancel(token: str | None = None) -> dict[str, Any]:
+    run = _top
+    if run is None or (token and run.token != token):
+        return {"state": "unknown"}
+    run.stop("cancelled")
+    return {"state": "cancelled", "token": run.token}
 
 
 def _options(options: dict[str, Any] | None) -> dict[str, Any]:
@@ -294,4 +339,7 @@ def _done(outcome: dict[str, Any]) -> dict[str, Any]:
     return {"state": "done", "outcome": outcome, "blocked_ms": 0.0}
 
 
-__all__ = ["DEFAULTS", "SETUP_ALLOWANCE_S", "cancel", "cuda_in_use", "gpu_device", "result", "spare", "start"]
+__all__ = [
+    "DEFAULTS", "SETUP_ALLOWANCE_S", "cancel", "cuda_in_use", "gpu_device", "result", "spare", "start",
+    "top_cancel", "top_result", "top_start",
+]  # fmt: skip

@@ -23,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from . import execute, quick, state, transfer
+from . import chain, execute, quick, state, transfer
 from .outcome import REBUILD_REFUSED, listed, ms, private_kb, unavailable
 from .sandbox import confine, overlay, seccomp
 from .sandbox.hooks import Guard
@@ -61,7 +61,10 @@ def main(args: dict[str, Any]) -> None:  # pragma: no cover - runs in the spawne
                 _leave(str(args["scratch"]))  # the kernel discarded the spare, or went away
             message += more
         job = json.loads(message)
-        done = _run(job, fds[0], control, report, layers, warm)
+        if "cells" in job:  # a run from the top (top.py): no inputs, a fresh namespace
+            done = _run_top(job, control, report, layers)
+        else:
+            done = _run(job, fds[0], control, report, layers, warm)
         _send(report, {"phase": "done", **done})
         code = 0
     except BaseException as exc:
@@ -219,6 +222,27 @@ def _run(
     done["refusals"] = guard.refusals
     done["extra_memory_mb"] = round(max(0, private_kb(os.getpid()) - int(warm.get("warm_kb", 0))) / 1024, 1)
     return done
+
+
+def _run_top(
+    job: dict[str, Any], control: Any, report: int, layers: dict[str, Any]
+) -> dict[str, Any]:  # pragma: no cover - worker only
+    """The notebook's cells from the top, in this fresh interpreter: the kernel's working directory,
+    `sys.path` and environment, none of its state; the cells as a chain whose target is empty."""
+    os.chdir(job["cwd"])
+    os.environ.clear()
+    os.environ.update(job.get("environ") or {})
+    os.environ["MPLBACKEND"] = "agg"
+    sys.path[:] = job["sys_path"]
+    opts = job["opts"]
+    guard, ready = _sandbox(opts, job["scratch"], control, layers)
+    shell = _shell()
+    ns: dict[str, Any] = shell.user_ns if shell is not None else {"__name__": "__main__"}
+    _send(report, {"phase": "ready", **ready})
+    # The empty target ran to its end: the kernel's side (watch.py) gives the cells the chain's budget.
+    _send(report, {"phase": "done", "status": "finished", "elapsed_ms": 0.0, "refusals": []})
+    chain.run("", list(job["cells"]), ns, shell, guard, ready, opts, report)
+    return {"status": "finished", "top": True}
 
 
 _GPU: list[tuple[str, ...]] = []

@@ -80,13 +80,17 @@ def _uses_graphs(value: Any) -> bool:
 class Spare:
     """A spawned worker waiting for its one job."""
 
-    def __init__(self, opts: dict[str, Any], scratch: str) -> None:
+    def __init__(
+        self, opts: dict[str, Any], scratch: str, python: str | None = None, modules: list[str] | None = None
+    ) -> None:
+        """`python`: the interpreter (the kernel's by default); `modules`: what it imports while it waits
+        (the kernel's libraries by default)."""
         import socket
         import subprocess
 
         self.scratch = scratch
         self.cwd = os.getcwd()
-        self.modules = sorted(state.top_modules())
+        self.modules = sorted(state.top_modules()) if modules is None else modules
         self.started = time.monotonic()
         self.warm: dict[str, Any] | None = None
         self.buffer = b""
@@ -105,7 +109,7 @@ class Spare:
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="agg")
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-c", spawned.BOOTSTRAP],
+                [python or sys.executable, "-I", "-c", spawned.BOOTSTRAP],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

@@ -1,0 +1,78 @@
+"""From the top (kernel/trial/top.py): a notebook's cells in a fresh sandboxed worker of this Python, with
+none of this process's state; the first cell that does not run to its end stops the run."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crane_jupyterlab.kernel.trial import control as trial
+
+pytestmark = pytest.mark.usefixtures("os_layer")
+
+
+def cells(*sources: str) -> list[dict[str, str]]:
+    return [{"cell_id": f"c{i}", "source": s} for i, s in enumerate(sources)]
+
+
+def run_top(sources: list[dict[str, str]], **options: Any) -> dict[str, Any]:
+    started = trial.top_start(sources, {"chain_s": 60.0, **options})
+    assert started["state"] == "running", started
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        state = trial.top_result(started["token"])
+        if state["state"] == "done":
+            assert (state["done"], state["total"]) == (
+                sum(c["status"] != "not_reached" for c in state["outcome"]["below"]), len(sources)
+            )  # fmt: skip
+            return dict(state["outcome"])
+        time.sleep(0.05)
+    raise AssertionError("the run from the top left no outcome")
+
+
+def test_a_name_only_hidden_state_defines_fails_from_the_top() -> None:
+    # This process has `df_clean` (hidden state); the worker has none of it.
+    globals()["df_clean"] = [1, 2]
+    outcome = run_top(cells("x = 1", "y = len(df_clean)", "print(y)"))
+    first, second, third = outcome["below"]
+    assert first["status"] == "finished"
+    assert (second["status"], second["exception"], second["line"]) == ("crashed", "NameError", 1)
+    assert "df_clean" in second["message"]
+    assert third["status"] == "not_reached"
+
+
+def test_a_notebook_that_runs_from_the_top_runs(tmp_path: Path) -> None:
+    outcome = run_top(cells("import os\nrows = [1, 2, 3]", "total = sum(rows)", "assert total == 6"))
+    assert [c["status"] for c in outcome["below"]] == ["finished"] * 3
+    assert outcome["sandbox"].startswith("seccomp")
+
+
+def test_writes_land_in_a_private_copy(tmp_path: Path) -> None:
+    target = tmp_path / "out.txt"
+    written = cells(f"open({str(target)!r}, 'w').write('x')", f"print(open({str(target)!r}).read())")
+    outcome = run_top(written, private_writes=True)
+    assert [c["status"] for c in outcome["below"]] == ["finished", "finished"], outcome
+    assert not target.exists()
+
+
+def test_a_long_loop_is_cut_and_the_run_says_shortened() -> None:
+    long = "import time\nfor i in range(400):\n    time.sleep(0.05)"
+    outcome = run_top(cells(long, "z = i + 1"))
+    first, second = outcome["below"]
+    assert first["status"] == "finished" and first["quick"]["cut"], first
+    # it ran on what the cut loop left: had it crashed, the crash could depend on the cut
+    assert second["status"] == "finished" and second["after_cut"] is True
+
+
+def test_cancel_ends_the_run() -> None:
+    started = trial.top_start(cells("import time\ntime.sleep(60)"), {"chain_s": 120.0, "chain_quick": False})
+    time.sleep(1.0)
+    assert trial.top_cancel(started["token"])["state"] == "cancelled"
+    deadline = time.monotonic() + 30
+    while trial.top_result(started["token"])["state"] != "done":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert trial.top_result(started["token"])["outcome"].get("cancelled") is True
