@@ -147,6 +147,72 @@ class AnalyzeResult(BaseModel):
     below: list[BelowOutcome] | None = None
 
 
+# The most code cells a run from the top takes.
+MAX_NOTEBOOK_CELLS = 1000
+
+
+class NotebookSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    full: bool = False  # no cuts: every loop and library call runs whole (nbmake's job, in our sandbox)
+    budget_s: float | None = Field(default=None, gt=0, le=3600)  # None: the server's notebook_budget
+
+
+class NotebookRequest(BaseModel):
+    """Body of `POST /crane/notebook`: will this notebook run from the top, in a fresh kernel?"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kernel_id: str = Field(min_length=1, max_length=200)
+    cells: list[BelowCell] = Field(max_length=MAX_NOTEBOOK_CELLS)
+    settings: NotebookSettings = Field(default_factory=NotebookSettings)
+
+    @field_validator("cells")
+    @classmethod
+    def _size(cls, value: list[BelowCell]) -> list[BelowCell]:
+        if sum(len(c.source) for c in value) > 4 * MAX_SOURCE_CHARS:
+            raise ValueError(f"the cells may hold at most {4 * MAX_SOURCE_CHARS} characters in all")
+        return value
+
+
+NotebookCellStatus = Literal[
+    "ran", "shortened", "crashed", "blocked", "unavailable", "timed_out", "out_of_memory", "not_reached"
+]
+
+
+class NotebookCell(BaseModel):
+    """One code cell of a run from the top."""
+
+    cell_id: str | None = None
+    status: NotebookCellStatus
+    exception: str | None = None
+    message: str | None = None
+    line: int | None = None
+    elapsed_ms: float | None = None
+    shortened: bool = False  # its long loops or library calls were cut: what ran is not all of it
+    # crashed after a cell above was shortened: the crash may come from the cut (not claimed)
+    after_cut: bool = False
+    reason: str | None = None  # why it was blocked, unavailable, ended or not reached
+    # a NameError whose name the live kernel does hold: hidden state (a cell that no longer defines it)
+    hidden: bool | None = None
+
+
+class NotebookRun(BaseModel):
+    """`GET /crane/notebook/{id}`: a run from the top, while it runs and after."""
+
+    id: str
+    kernel_id: str
+    state: Literal["running", "done", "cancelled", "error"]
+    done: int = 0  # cells with an outcome
+    total: int = 0
+    running: int | None = None  # the index of the cell running now
+    elapsed_ms: float = 0.0
+    cells: list[NotebookCell] = Field(default_factory=list)  # once done: one per cell sent
+    first_crash: NotebookCell | None = None  # the first observed crash (none after a cut above)
+    first_crash_index: int | None = None
+    message: str | None = None  # state error: why; otherwise what the run was (sandbox, full or quick)
+
+
 class StatusReply(BaseModel):
     """Every answer without an analysis: superseded, incomplete (code still being typed), busy, and the
     errors."""

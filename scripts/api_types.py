@@ -40,13 +40,22 @@ class _AllPresent(GenerateJsonSchema):
 
 def _models() -> list[tuple[type[BaseModel], JsonSchemaMode]]:
     sys.path.insert(0, str(ROOT))
-    from crane_jupyterlab.api import AnalyzeRequest, AnalyzeResult, ConfigReply, StatusReply
+    from crane_jupyterlab.api import (
+        AnalyzeRequest,
+        AnalyzeResult,
+        ConfigReply,
+        NotebookRequest,
+        NotebookRun,
+        StatusReply,
+    )
 
     return [
         (AnalyzeRequest, "validation"),
         (AnalyzeResult, "serialization"),
         (StatusReply, "validation"),  # sent with exclude_none: absent rather than null
         (ConfigReply, "serialization"),
+        (NotebookRequest, "validation"),
+        (NotebookRun, "serialization"),
     ]
 
 

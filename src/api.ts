@@ -58,6 +58,28 @@ export interface IConfigReply {
   trial_unavailable_reason: string | null;
 }
 
+/** Body of `POST /crane/notebook`: will this notebook run from the top, in a fresh kernel? */
+export interface INotebookRequest {
+  kernel_id: string;
+  cells: IBelowCell[];
+  settings?: INotebookSettings;
+}
+
+/** `GET /crane/notebook/{id}`: a run from the top, while it runs and after. */
+export interface INotebookRun {
+  id: string;
+  kernel_id: string;
+  state: 'running' | 'done' | 'cancelled' | 'error';
+  done: number;
+  total: number;
+  running: number | null;
+  elapsed_ms: number;
+  cells: INotebookCell[];
+  first_crash: INotebookCell | null;
+  first_crash_index: number | null;
+  message: string | null;
+}
+
 /** Per-request overrides of the server defaults. */
 export interface IAnalyzeSettings {
   model?: string | null;
@@ -181,6 +203,33 @@ export interface IBelowOutcome {
   quick: IQuickTrial | null;
   without_edit: boolean | null;
   unbound: string[];
+}
+
+export interface INotebookSettings {
+  full?: boolean;
+  budget_s?: number | null;
+}
+
+/** One code cell of a run from the top. */
+export interface INotebookCell {
+  cell_id: string | null;
+  status:
+    | 'ran'
+    | 'shortened'
+    | 'crashed'
+    | 'blocked'
+    | 'unavailable'
+    | 'timed_out'
+    | 'out_of_memory'
+    | 'not_reached';
+  exception: string | null;
+  message: string | null;
+  line: number | null;
+  elapsed_ms: number | null;
+  shortened: boolean;
+  after_cut: boolean;
+  reason: string | null;
+  hidden: boolean | null;
 }
 
 /** A certain crash found by a deterministic check. */

@@ -198,6 +198,15 @@ class ServiceConfig:
         low=0.1,
         high=600.0,
     )
+    notebook_budget: float = option(
+        120.0,
+        help="""Seconds of wall time a run of a notebook from the top ("Check the Notebook from the Top") may
+        take in its fresh worker, all cells together; the cells it does not reach are reported so. Each
+        cell's long loops and library calls are cut to what one trial's budget allows (quick mode),
+        unless a full run is asked for.""",
+        low=1.0,
+        high=3600.0,
+    )
     replica_budget: float = option(
         2.0,
         help="""Seconds of wall time the replica judge may take for all its replicas of one cell (they run

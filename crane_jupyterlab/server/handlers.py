@@ -1,4 +1,4 @@
-"""REST handlers: `POST /crane/analyze` and `GET /crane/config`.
+"""REST handlers: `POST /crane/analyze`, `GET /crane/config`, and runs from the top (`/crane/notebook`).
 
 Thin on purpose: validate the body, call the service, map its typed errors to statuses. Every method is
 `@tornado.web.authenticated` (tests/test_handlers_auth.py fails the build otherwise).
@@ -25,8 +25,9 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from pydantic import BaseModel, ValidationError
 
-from ..api import AnalyzeRequest, AnalyzeResult, StatusReply
+from ..api import AnalyzeRequest, AnalyzeResult, NotebookRequest, StatusReply
 from ..checks.cell import unfinished
+from . import fromtop
 from .config import config_reply, key_status
 from .errors import AnalysisError, Superseded
 
@@ -103,6 +104,56 @@ class AnalyzeHandler(CraneHandler):
         self.reply(result)
 
 
+class NotebookHandler(CraneHandler):
+    """`POST /crane/notebook`: run the notebook's code cells from the top in a fresh sandboxed worker of
+    the kernel's Python (fromtop.py). 202 `{"id"}`; 409 `{"status": "busy", "message"}` while a run for
+    that kernel is in progress; 404 an unknown kernel; 400 a malformed body."""
+
+    @tornado.web.authenticated
+    async def post(self) -> None:
+        try:
+            request = NotebookRequest.model_validate_json(self.request.body or b"null")
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "body"
+            self.reply(
+                StatusReply(status="error", message=f"{where}: {first['msg']}", field=where), 400, True
+            )
+            return
+        try:
+            run = self.crane.service.start_notebook(request)
+        except fromtop.Conflict as exc:
+            message = f"a run from the top is in progress for this kernel ({exc.run_id})"
+            self.reply(StatusReply(status="busy", message=message), 409, True)
+            return
+        except AnalysisError as exc:
+            self.reply(StatusReply(status="error", message=exc.message), exc.status, True)
+            return
+        self.set_status(202)
+        self.finish({"id": run.id})
+
+
+class NotebookRunHandler(CraneHandler):
+    """`GET /crane/notebook/{id}`: the run (state, done of total, the cells' outcomes, the first crash);
+    `DELETE` cancels it. 404 for an id this server does not know."""
+
+    @tornado.web.authenticated
+    async def get(self, run_id: str) -> None:
+        run = self.crane.service.runs.get(run_id)
+        if run is None:
+            self.reply(StatusReply(status="error", message=f"no run {run_id!r}"), 404, True)
+            return
+        self.reply(run)
+
+    @tornado.web.authenticated
+    async def delete(self, run_id: str) -> None:
+        run = await self.crane.service.runs.cancel(run_id)
+        if run is None:
+            self.reply(StatusReply(status="error", message=f"no run {run_id!r}"), 404, True)
+            return
+        self.reply(run)
+
+
 class ConfigHandler(CraneHandler):
     """The effective defaults, for the settings UI. Never includes a key."""
 
@@ -119,4 +170,6 @@ def routes() -> list[tuple[str, type[CraneHandler]]]:
     return [
         (r"/crane/analyze", AnalyzeHandler),
         (r"/crane/config", ConfigHandler),
+        (r"/crane/notebook", NotebookHandler),
+        (r"/crane/notebook/([0-9a-f]{1,64})", NotebookRunHandler),
     ]

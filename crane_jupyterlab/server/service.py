@@ -24,15 +24,18 @@ from ..api import (
     AnalyzeStatus,
     BelowCell,
     ErrorInfo,
+    NotebookRequest,
+    NotebookRun,
     Timing,
     Tokens,
 )
 from ..llm.base import Backend
 from ..models import Finding, Fix, PredictionRequest, TrialOutcome, Verdict
-from . import chain
+from . import chain, fromtop
 from . import trial as trials
 from .config import NO_MODEL_HINT, ServiceConfig
 from .errors import (
+    ExtractionFailed,
     ExtractionTimeout,
     KernelBusy,
     ModelFailure,
@@ -81,6 +84,7 @@ class AnalysisService:
         self._inflight: dict[tuple[str, str], asyncio.Task[AnalyzeResult]] = {}
         self._superseded: set[asyncio.Task[AnalyzeResult]] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._runs: fromtop.Runs | None = None
 
     @property
     def parts(self) -> Parts:
@@ -419,7 +423,13 @@ class AnalysisService:
         async def call(target: str, arguments: str) -> dict[str, Any]:
             return await self.pool.call(link, lambda client: invoke(client, target, arguments, timeout))
 
-        options = trials.TrialOptions(
+        options = self._trial_options(below)
+        started = time.perf_counter()
+        outcome = await trials.run(call, source, options)
+        return outcome, (time.perf_counter() - started) * 1000
+
+    def _trial_options(self, below: list[BelowCell] | None = None) -> trials.TrialOptions:
+        return trials.TrialOptions(
             budget_s=self.config.trial_budget,
             memory_mb=self.config.trial_memory_mb,
             hooks_only=self.config.trial_hooks_only,
@@ -431,9 +441,6 @@ class AnalysisService:
             below=tuple((c.cell_id, c.source) for c in below or ()),
             chain_s=self.config.chain_budget,
         )
-        started = time.perf_counter()
-        outcome = await trials.run(call, source, options)
-        return outcome, (time.perf_counter() - started) * 1000
 
     # -- models -----------------------------------------------------------------------------------
 
@@ -452,8 +459,38 @@ class AnalysisService:
                 del self._backends[next(iter(self._backends))]
         return backend
 
+    # -- from the top (fromtop.py) -----------------------------------------------------------------
+
+    @property
+    def runs(self) -> fromtop.Runs:
+        """The runs of notebooks from the top, in fresh workers of their kernels' Python."""
+        if self._runs is None:
+            options = self._trial_options().as_dict()
+            self._runs = fromtop.Runs(self._invoke_on, self._undefined, self.config.notebook_budget, options)
+        return self._runs
+
+    def start_notebook(self, request: NotebookRequest) -> NotebookRun:
+        """Start a run from the top; KernelNotFound for an unknown kernel, fromtop.Conflict while one runs."""
+        self.pool.kernel(request.kernel_id)
+        return self.runs.start(request)
+
+    async def _invoke_on(self, kernel_id: str, target: str, arguments: str) -> dict[str, Any]:
+        invoke = self.parts.invoke
+        if invoke is None:
+            raise ExtractionFailed("this service runs nothing in kernels")
+        link = await self.pool.link(kernel_id)
+        timeout = self.config.extract_timeout
+        return await self.pool.call(link, lambda client: invoke(client, target, arguments, timeout))
+
+    async def _undefined(self, kernel_id: str, name: str) -> list[str]:
+        link = await self.pool.link(kernel_id)
+        runtime, _ = await self._extract(link, name, {"max_columns": 1, "probe_samples": 1})
+        return [n for n in runtime.get("undefined") or [] if isinstance(n, str)]
+
     async def close(self) -> None:
         """Cancel the analyses in flight and close every kernel client."""
+        if self._runs is not None:
+            await self._runs.close()
         pending = list(self._tasks)
         for task in pending:
             task.cancel()

@@ -60,13 +60,16 @@ class TrialOptions:
     chain_s: float = 10.0  # the chain's own budget, after the target's
 
     def literal(self) -> str:
-        return repr({"budget_s": self.budget_s, "memory_mb": self.memory_mb, "hooks_only": self.hooks_only,
+        return repr(self.as_dict())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"budget_s": self.budget_s, "memory_mb": self.memory_mb, "hooks_only": self.hooks_only,
                      "private_writes": self.private_writes,
                      "quick": self.quick_k > 0, "quick_k": max(self.quick_k, 1),
                      "worker": self.worker, "worker_max_mb": self.worker_max_mb,
                      "worker_gpu_fraction": self.worker_gpu_fraction,
                      "below": [{"cell_id": c, "source": s} for c, s in self.below],
-                     "chain_s": self.chain_s})  # fmt: skip
+                     "chain_s": self.chain_s}  # fmt: skip
 
     @property
     def wait_s(self) -> float:
