@@ -43,11 +43,15 @@ class TopRun:
         self.trial: Trial | None = None
         self.stopped: str | None = None
 
-    def start(self, modules: list[str] | None = None, cwd: str | None = None) -> None:
-        """Start the worker (returns at once; a thread of this process does the rest)."""
+    def start(
+        self, modules: list[str] | None = None, cwd: str | None = None, sys_path: list[str] | None = None
+    ) -> None:
+        """Start the worker (returns at once; a thread of this process does the rest). By default it
+        takes this process's working directory, import path and libraries (a kernel's)."""
         import _thread
 
-        environment = {"cwd": cwd or os.getcwd(), "sys_path": list(sys.path), "environ": dict(os.environ)}
+        path = list(sys.path) if sys_path is None else sys_path
+        environment = {"cwd": cwd or os.getcwd(), "sys_path": path, "environ": dict(os.environ)}
         _thread.start_new_thread(self._run, (modules, environment))
 
     def stop(self, why: str) -> None:
@@ -74,7 +78,7 @@ class TopRun:
         previous = os.getcwd()
         try:  # the worker starts in the notebook's directory (a Spare takes the current one)
             os.chdir(environment["cwd"])
-            spare = Spare(self.opts, self.scratch(), self.python, modules)
+            spare = Spare(self.opts, self.scratch(), self.python, modules, environment["sys_path"])
         finally:
             with contextlib.suppress(OSError):
                 os.chdir(previous)

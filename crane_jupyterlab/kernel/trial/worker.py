@@ -81,10 +81,15 @@ class Spare:
     """A spawned worker waiting for its one job."""
 
     def __init__(
-        self, opts: dict[str, Any], scratch: str, python: str | None = None, modules: list[str] | None = None
+        self,
+        opts: dict[str, Any],
+        scratch: str,
+        python: str | None = None,
+        modules: list[str] | None = None,
+        sys_path: list[str] | None = None,
     ) -> None:
         """`python`: the interpreter (the kernel's by default); `modules`: what it imports while it waits
-        (the kernel's libraries by default)."""
+        (the kernel's libraries by default); `sys_path`: its import path (the kernel's by default)."""
         import socket
         import subprocess
 
@@ -99,7 +104,8 @@ class Spare:
         self.control, theirs = socket.socketpair()
         args = {
             "report": report_w, "lifeline": life_r, "control": theirs.fileno(), "modules": self.modules,
-            "memory_mb": int(opts["memory_mb"]), "nice": int(opts["nice"]), "sys_path": list(sys.path),
+            "memory_mb": int(opts["memory_mb"]), "nice": int(opts["nice"]),
+            "sys_path": list(sys.path) if sys_path is None else sys_path,
             "scratch": scratch,
             # A kernel on the GPU: the spare makes its own CUDA context while it waits (seconds, paid
             # ahead of need), capped as the job will say.

@@ -1,0 +1,179 @@
+"""`crane-check NOTEBOOK...`: will these notebooks run from the top in a fresh kernel? For CI and pre-commit.
+
+Each notebook's code cells run in order in a fresh interpreter of the given Python (default: this one),
+started in the notebook's folder with that Python's own import path (the folder first, as a kernel has
+it), inside the trial's OS sandbox (no network, no processes, writes to a private copy that is thrown
+away): the same run as "Check the Notebook from the Top" in JupyterLab (`kernel/trial/top.py`). Quick mode
+cuts long loops and library calls to a few seconds each; `--full` runs everything whole (nbmake's job,
+done in our sandbox). The first cell that does not run to its end stops the notebook; the cells after it
+are not reached. A crash after a cut loop may come from the cut and is not claimed.
+
+One line per cell, then a summary; exit status 0 when every notebook ran (possibly shortened), 1 when one
+fails from the top, 2 when one could not be checked (not a notebook, no OS sandbox, the worker did not
+start, the run ran out of time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILS, EXIT_UNCHECKED = 0, 1, 2
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="crane-check",
+        description="Check that notebooks run from the top in a fresh kernel: each code cell in order, in a "
+        "sandboxed fresh interpreter, long loops cut (quick mode) unless --full.",
+        epilog="Exit status: 0 every notebook ran, 1 one fails from the top, 2 one could not be checked.",
+    )
+    p.add_argument("notebooks", nargs="+", type=Path, help=".ipynb files, or folders searched for them")
+    p.add_argument(
+        "--python", default=sys.executable, help="the interpreter to run them with (default: %(default)s)"
+    )
+    p.add_argument("--full", action="store_true", help="run every loop and library call whole (no cuts)")
+    p.add_argument("--budget", type=float, default=300.0, help="seconds for one notebook, all cells (300)")
+    p.add_argument(
+        "--cell-budget",
+        type=float,
+        default=5.0,
+        help="quick mode: seconds a cell's long loops may take before they are cut (5)",
+    )
+    p.add_argument("--memory-mb", type=int, default=4096, help="memory the run may use (4096)")
+    p.add_argument("--json", action="store_true", help="one JSON object per notebook instead of text")
+    return p
+
+
+def notebooks(paths: list[Path]) -> list[Path]:
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+        else:
+            found.append(path)
+    return found
+
+
+def code_cells(path: Path) -> list[dict[str, Any]]:
+    """The notebook's code cells as `{cell_id, source}`; ValueError for a file that is not a notebook."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        cells = doc["cells"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"not a readable notebook ({exc})") from exc
+    out = []
+    for index, cell in enumerate(cells):
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            text = "".join(source) if isinstance(source, list) else str(source)
+            out.append({"cell_id": cell.get("id") or str(index), "source": text, "index": index})
+    return out
+
+
+def import_path(python: str, folder: Path) -> list[str]:
+    """`python`'s own sys.path, with the notebook's folder first as a kernel started there has it."""
+    done = subprocess.run(
+        [python, "-c", "import json, sys; print(json.dumps(sys.path[1:]))"],
+        capture_output=True, text=True, cwd=folder, timeout=60, check=True,
+    )  # fmt: skip
+    return [str(folder), *json.loads(done.stdout)]
+
+
+def check(path: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Run one notebook from the top; its report (`status`: ran, fails, unchecked)."""
+    from .kernel.trial import control, top
+
+    t0 = time.monotonic()
+    try:
+        cells = code_cells(path)
+        folder = path.resolve().parent
+        path_list = import_path(args.python, folder)
+    except (ValueError, OSError, subprocess.SubprocessError) as exc:
+        return {"notebook": str(path), "status": "unchecked", "reason": str(exc)}
+    if not cells:
+        return {"notebook": str(path), "status": "ran", "cells": [], "seconds": 0.0}
+    opts = control._options({
+        "budget_s": args.cell_budget, "chain_s": args.budget, "chain_quick": not args.full,
+        "memory_mb": args.memory_mb, "private_writes": True, "quick": True,
+    })  # fmt: skip
+    sent = [{"cell_id": c["cell_id"], "source": c["source"]} for c in cells]
+    run = top.TopRun(sent, opts, control._scratch, python=args.python)
+    run.start(modules=[], cwd=str(folder), sys_path=path_list)
+    while run.outcome is None:
+        time.sleep(0.1)
+    outcome = run.outcome
+    seconds = round(time.monotonic() - t0, 2)
+    if outcome.get("status") != "finished":
+        why = outcome.get("reason") or outcome.get("status")
+        return {"notebook": str(path), "status": "unchecked", "reason": str(why), "seconds": seconds}
+    steps = outcome.get("below") or []
+    results = []
+    for cell, step in zip(cells, steps, strict=False):  # a run that ended early reports fewer
+        status = step.get("status")
+        if status == "finished":
+            status = "shortened" if (step.get("quick") or {}).get("cut") else "ran"
+        results.append({**step, "status": status, "index": cell["index"]})
+    fails = next((r for r in results if r["status"] == "crashed" and not _depends(r)), None)
+    timed = next((r for r in results if r["status"] in ("timed_out", "out_of_memory")), None)
+    status = "fails" if fails else ("unchecked" if timed or any(r["status"] == "not_reached" for r in results)
+                                    else "ran")  # fmt: skip
+    return {"notebook": str(path), "status": status, "cells": results, "first_crash": fails,
+            "seconds": seconds, "sandbox": outcome.get("sandbox"), "full": bool(args.full)}  # fmt: skip
+
+
+def _depends(step: dict[str, Any]) -> bool:
+    """A crash that may come from a cut loop (an earlier cell's, or its own): not claimed."""
+    quick = step.get("quick") or {}
+    return bool(step.get("after_cut")) or (bool(quick.get("cut")) and quick.get("crash") != "certain")
+
+
+def _line(step: dict[str, Any]) -> str:
+    where = f"cell [{step['index'] + 1}]"
+    ms = step.get("elapsed_ms")
+    took = f" ({ms / 1000:.1f} s)" if isinstance(ms, (int, float)) else ""
+    status = step["status"]
+    if status == "crashed":
+        tail = " (may come from a cut loop above: not claimed)" if _depends(step) else ""
+        return (
+            f"  {where} crashed at line {step.get('line')}: {step.get('exception')}: "
+            f"{str(step.get('message') or '').splitlines()[0] if step.get('message') else ''}{took}{tail}"
+        )
+    if status in ("ran", "shortened"):
+        return f"  {where} {status}{took}"
+    return f"  {where} {status.replace('_', ' ')}: {step.get('reason') or ''}".rstrip(": ")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    os.environ.setdefault("MPLBACKEND", "agg")
+    reports = [check(path, args) for path in notebooks(args.notebooks)]
+    for report in reports:
+        if args.json:
+            print(json.dumps(report, default=str))
+            continue
+        print(
+            f"{report['notebook']}: {report['status']}"
+            + (f" ({report['seconds']} s)" if "seconds" in report else "")
+        )
+        if report.get("reason"):
+            print(f"  {report['reason']}")
+        for step in report.get("cells") or []:
+            print(_line(step))
+    counts = {s: sum(r["status"] == s for r in reports) for s in ("ran", "fails", "unchecked")}
+    if not args.json:
+        print(f"{len(reports)} notebooks: {counts['ran']} ran from the top, {counts['fails']} fail, "
+              f"{counts['unchecked']} could not be checked")  # fmt: skip
+    if counts["unchecked"]:
+        return EXIT_UNCHECKED if not counts["fails"] else EXIT_FAILS
+    return EXIT_FAILS if counts["fails"] else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""`crane-check` (crane_jupyterlab/notebook_check.py): notebooks run from the top in a fresh sandboxed
+interpreter, one line per cell, exit status 1 when one fails, 2 when one cannot be checked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from crane_jupyterlab.notebook_check import main
+
+pytestmark = pytest.mark.usefixtures("os_layer")
+
+
+def notebook(path: Path, *sources: str) -> Path:
+    cells = [{"cell_type": "markdown", "id": "m", "metadata": {}, "source": "# title"}]
+    cells += [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "outputs": [], "execution_count": None,
+               "source": s.splitlines(keepends=True)} for i, s in enumerate(sources)]  # fmt: skip
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return path
+
+
+def test_a_notebook_that_needs_hidden_state_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "data.csv").write_text("age\n22\n38\n")
+    read = "import csv\nrows = list(csv.DictReader(open('data.csv')))"
+    notebook(tmp_path / "a.ipynb", read, "%time n = len(rows)", "print(clean_rows[0])", "print('never')")
+    assert main([str(tmp_path / "a.ipynb")]) == 1
+    out = capsys.readouterr().out
+    assert "a.ipynb: fails" in out
+    assert "cell [2] ran" in out and "cell [3] ran" in out  # the notebook's folder is the working directory
+    assert "cell [4] crashed at line 1: NameError: name 'clean_rows' is not defined" in out
+    assert "cell [5] not reached" in out
+
+
+def test_notebooks_that_run_pass_and_a_bad_file_is_unchecked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notebook(tmp_path / "ok.ipynb", "x = 1", "y = x + 1\nassert y == 2")
+    assert main([str(tmp_path)]) == 0
+    assert "1 notebooks: 1 ran from the top, 0 fail, 0 could not be checked" in capsys.readouterr().out
+    (tmp_path / "bad.ipynb").write_text("not json")
+    assert main([str(tmp_path / "bad.ipynb"), "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["status"] == "unchecked"
+
+
+def test_a_long_loop_is_cut_unless_full(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    notebook(tmp_path / "long.ipynb", "import time\nfor i in range(100):\n    time.sleep(0.1)")
+    assert main([str(tmp_path / "long.ipynb"), "--cell-budget", "1"]) == 0
+    assert "cell [2] shortened" in capsys.readouterr().out
