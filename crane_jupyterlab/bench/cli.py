@@ -11,10 +11,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import junobench, live, notebooks, serverspeed, speed, verify
+from . import chain, junobench, live, notebooks, serverspeed, speed, verify
 
 # Sub-command modules, in the order `--help` lists them; each has `register(subparsers)`.
-SUBCOMMANDS = (live, verify, notebooks, junobench, speed, serverspeed)
+SUBCOMMANDS = (live, verify, notebooks, chain, junobench, speed, serverspeed)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="crane-bench",
         description=(
             "Benchmarks of crane-jupyterlab: the live crash suite (and verifying a suite's cases), real"
-            " notebooks, JunoBench, and speed."
+            " notebooks, edits of early cells and the cells below (the chain), JunoBench, and speed."
         ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
