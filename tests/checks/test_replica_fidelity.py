@@ -245,8 +245,8 @@ def _estimators(rng: np.random.Generator) -> Iterator[tuple[str, Any]]:
 # Objects whose every fact the probe reports is rebuilt: their specs must list nothing unfaithful (a spec
 # that gave up on everything would pass the property and claim nothing).
 FAITHFUL = re.compile(
-    r"^(series (?!category)\S+ range(-offset)? |series (long|empty|named)"
-    r"|frame (range|range-offset) (?!.*category)|frame (plain|long|RangeIndex|named columns)"
+    r"^(series (?!category)\S+ (range|range-offset|dates-freq) |series (long|empty|named)"
+    r"|frame (range|range-offset|dates-freq) (?!.*category)|frame (plain|long|RangeIndex|named columns)"
     r"|ndarray (?!sliced)|tensor (?!transposed)|estimator (?!multi)|literal)"
 )
 
@@ -316,13 +316,18 @@ def _real(cell: str, ns: dict[str, Any]) -> None:
      "for stamp in s.index[:2]:\n    stamp.month_name()"],
 )  # fmt: skip
 def test_a_date_index_is_not_claimed_from_a_replica_without_one(cell: str) -> None:
-    ns = {"s": pd.Series(np.arange(30.0), index=pd.date_range("2024-01-01", periods=30), name="sales")}
+    days = pd.to_datetime("2024-01-01") + pd.to_timedelta(np.arange(30) * 3 % 7 + np.arange(30) * 7, "D")
+    ns = {"s": pd.Series(np.arange(30.0), index=pd.DatetimeIndex(days), name="sales")}  # irregular: no freq
     _real(cell, ns)
     crash, findings, request = _ask(cell, ns)
     assert findings == []
     assert "index_type" in request["specs"]["s"]["unfaithful"]
     if crash is not None:  # the replicas raised alike (a RangeIndex has no dates): withdrawn, not claimed
         assert replica.taint.withdrawn(request["cell"], crash["line"], request["specs"], SETUP)
+    # Regular dates (a freq) are date_range(start, periods, freq): rebuilt exactly, they run as they do.
+    ns["s"] = pd.Series(np.arange(30.0), index=pd.date_range("2024-01-01", periods=30, freq="W"))
+    crash, findings, request = _ask(cell, ns)
+    assert crash is None and findings == [] and not request["specs"]["s"]["unfaithful"]
 
 
 @needs_sandbox

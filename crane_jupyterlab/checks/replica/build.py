@@ -165,11 +165,19 @@ def _column(spec: dict[str, Any], rng: Any, variant: int) -> Any:
 
 
 def _index(spec: Any, n: int, variant: int) -> Any:
-    """The recorded RangeIndex, or labels the facts leave open (a RangeIndex, or other integers)."""
+    """The recorded RangeIndex or regular dates, or labels the facts leave open (a RangeIndex, or other
+    integers)."""
     import pandas as pd
 
     if isinstance(spec, dict) and spec.get("kind") == "range":
         return pd.RangeIndex(*spec["range"], name=spec.get("name"))
+    if isinstance(spec, dict) and spec.get("kind") == "dates":
+        dates = pd.date_range(
+            spec["start"], periods=n, freq=spec["freq"], unit=spec["unit"], name=spec.get("name")
+        )
+        if dates.freqstr != spec["freq"] or len(dates) != n or (n and dates[0].isoformat() != spec["start"]):
+            raise ValueError("the dates did not come out as recorded")
+        return dates
     if spec == "range" or not variant:
         return pd.RangeIndex(n)
     return pd.Index([7 + 3 * i for i in range(n)])

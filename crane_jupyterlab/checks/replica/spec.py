@@ -42,7 +42,7 @@ _VALUE_FACTS = ("unique", "kind", "counts", "examples", "non_numeric", "non_nume
 # open even when every value and its count is.
 _ORDERED_FACTS = ("examples", "non_numeric_examples")
 _MAX_CHARS = 80  # the probe's default bound of a text value: a text this long may have been cut
-_INDEX_FACTS = ("index_type", "index_names", "index_range", "label_reprs")
+_INDEX_FACTS = ("index_type", "index_names", "index_range", "index_dates", "label_reprs")
 
 
 def unknown(why: str) -> dict[str, Any]:
@@ -177,25 +177,47 @@ def _merge(spec: dict[str, Any], part: dict[str, Any], prefix: str = "") -> None
 def _index(info: ObjInfo, n: int) -> tuple[dict[str, Any], dict[str, str]]:
     """The recipe of a frame's or series' row labels, and the facts it leaves unfaithful."""
     kind = info.raw.get("index_type")
-    bounds = info.raw.get("index_range")
-    if not (
-        kind == "RangeIndex"
-        and isinstance(bounds, list)
-        and len(bounds) == 3
-        and all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
-        and bounds[2] != 0
-        and len(range(*bounds)) == n
-    ):
-        # Labels other than a range are not recorded (dates, text, several levels): partial indexing,
-        # .loc, unstack and resample would answer for labels we made up.
+    labels = _range(info.raw.get("index_range"), n) if kind == "RangeIndex" else None
+    if kind == "DatetimeIndex":
+        labels = _dates(info.raw.get("index_dates"), n)
+    if labels is None:
+        # Labels other than a range or regular dates are not recorded (irregular dates, text, several
+        # levels): partial indexing, .loc, unstack and resample would answer for labels we made up.
         what = f"a {kind}" if isinstance(kind, str) else "an index whose type was not recorded"
         why = f"{what} is not rebuilt (its labels are not recorded)"
         return {"kind": "open"}, dict.fromkeys(_INDEX_FACTS, why)
     names = info.raw.get("index_names")
     if isinstance(names, list) and len(names) == 1 and _named_as_shown(info, "index_names", names[0]):
-        return {"kind": "range", "range": bounds, "name": names[0]}, {}
+        return {**labels, "name": names[0]}, {}
     why = "the index's name is not rebuilt (not recorded as itself)"
-    return {"kind": "range", "range": bounds, "name": None}, {"index_names": why, "label_reprs": why}
+    return {**labels, "name": None}, {"index_names": why, "label_reprs": why}
+
+
+def _range(bounds: Any, n: int) -> dict[str, Any] | None:
+    """A RangeIndex of n labels from its recorded [start, stop, step]."""
+    if (
+        isinstance(bounds, list)
+        and len(bounds) == 3
+        and all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
+        and bounds[2] != 0
+        and len(range(*bounds)) == n
+    ):
+        return {"kind": "range", "range": bounds}
+    return None
+
+
+def _dates(dates: Any, n: int) -> dict[str, Any] | None:
+    """A DatetimeIndex of n labels that is date_range(start, periods=n, freq): one with a freq, naive
+    (a time zone's daylight saving shifts are not checked), and not a custom business day (its holidays
+    are not in the freq's name)."""
+    if not isinstance(dates, dict):
+        return None
+    start, freq, dtype = dates.get("start"), dates.get("freq"), dates.get("dtype")
+    if not (isinstance(start, str) and isinstance(freq, str) and isinstance(dtype, str)):
+        return None
+    if not _DATETIME.match(dtype) or dtype.endswith("[D]") or freq.lstrip("0123456789").startswith("C"):
+        return None
+    return {"kind": "dates", "start": start, "freq": freq, "unit": dtype[len("datetime64[") : -1], "n": n}
 
 
 def _frame(info: ObjInfo, view: RuntimeView) -> dict[str, Any]:

@@ -118,6 +118,11 @@ def _index_facts(index: Any, e: dict[str, Any], ctx: _Ctx) -> list[str]:
     _add(e, "R", "index_type", _short_type(index))  # resample/asfreq/.dt-like work needs a time index
     if _is(index, "pandas", "RangeIndex"):
         _add(e, "S", "index_range", [index.start, index.stop, index.step])  # labels, not positions
+    elif _is(index, "pandas", "DatetimeIndex") and len(index):
+        # With a freq the labels are date_range(start, periods, freq): asfreq, shift and seasonal
+        # decompositions read it; `freq` None says the dates are irregular (or not known to be regular).
+        dates = {"start": index[0].isoformat(), "freq": index.freqstr, "dtype": str(index.dtype)}
+        _add(e, "R", "index_dates", dates)
     return ["index_names"] if _not_plain(names) else []
 
 
