@@ -4,7 +4,8 @@ import type { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import type { IFix } from './api';
-
+import type { CellNumbers, IDownstream } from './chain';
+import { downstreamText, isObserved } from './chain';
 import { crashIcon, maybeIcon, missedIcon, observedIcon } from './icons';
 import type { CellState, IDescription } from './levels';
 import { describeCell } from './levels';
@@ -25,6 +26,14 @@ const STATES: CellState[] = [
   'passed'
 ];
 
+/** Whether a record's crash was observed in a trial run (its own, or a chain's of a cell above). */
+function observedCrash(record: ICheckRecord | undefined): boolean {
+  if (record?.chain) {
+    return isObserved(record.chain.outcome);
+  }
+  return record?.result?.verdict?.source === 'trial';
+}
+
 /**
  * The icon of a state; an observed crash has its own, so it reads apart from a prediction.
  */
@@ -34,9 +43,7 @@ export function stateIcon(
 ): LabIcon | null {
   switch (state) {
     case 'will-crash':
-      return record?.result?.verdict?.source === 'trial'
-        ? observedIcon
-        : crashIcon;
+      return observedCrash(record) ? observedIcon : crashIcon;
     case 'confirmed':
       return crashIcon;
     case 'may-crash':
@@ -57,7 +64,8 @@ export function describeText(
   trans: TranslationBundle,
   d: IDescription
 ): string {
-  let text = d.basis ? trans.__('%1 (%2)', d.label, d.basis) : d.label;
+  let text = d.after ? trans.__('%1 %2', d.label, d.after) : d.label;
+  text = d.basis ? trans.__('%1 (%2)', text, d.basis) : text;
   if (d.cause) {
     text = trans.__('%1: %2', text, d.cause);
   }
@@ -106,16 +114,24 @@ export function currencyNote(
     : trans.__('Outdated: the cell or the kernel changed since this check.');
 }
 
+/** What a badge shows of the chain (chain.ts): the cells' numbers, the crash its edit causes below. */
+export interface IBadgeChain {
+  numberOf?: CellNumbers;
+  downstream?: IDownstream | null;
+}
+
 /**
  * The verdict of one cell, shown as a row under its input: a spinner while checking, the level
  * with who decided and the cause, and a button to the full diagnosis. Long text wraps instead of
- * being cut. A click anywhere on it opens the sidebar.
+ * being cut. A click anywhere on it opens the sidebar; a click on the crash below the cell
+ * ("and cell 7 below would then crash") goes to that cell (`onReveal`).
  */
 export class CellBadge extends Widget {
   constructor(
     private readonly _trans: TranslationBundle,
     onOpen: () => void,
-    onApplyFix?: (fix: IFix) => void
+    onApplyFix?: (fix: IFix) => void,
+    onReveal?: (cellId: string) => void
   ) {
     super({ node: document.createElement('div') });
     this.addClass(BADGE_CLASS);
@@ -130,7 +146,20 @@ export class CellBadge extends Widget {
     this._basis.className = `${BADGE_CLASS}-basis`;
     this._cause = document.createElement('span');
     this._cause.className = `${BADGE_CLASS}-cause`;
-    text.append(this._label, this._basis, this._cause);
+    // The crash this cell's edit causes below: a button inside the sentence, to go there.
+    this._below = document.createElement('span');
+    this._below.className = `${BADGE_CLASS}-below`;
+    this._below.hidden = true;
+    this._belowGo = document.createElement('button');
+    this._belowGo.type = 'button';
+    this._belowGo.className = `${BADGE_CLASS}-below-go`;
+    this._belowGo.addEventListener('click', event => {
+      event.stopPropagation(); // going there is not opening the panel
+      if (this._downstream && onReveal) {
+        onReveal(this._downstream.cellId);
+      }
+    });
+    text.append(this._label, this._basis, this._cause, this._below);
     this._details = document.createElement('button');
     this._details.type = 'button';
     this._details.className = `${BADGE_CLASS}-details`;
@@ -168,11 +197,15 @@ export class CellBadge extends Widget {
     return this._state;
   }
 
-  /** Show `view` for `record`; `fix` is the verified fix offered for the cell's text. */
+  /**
+   * Show `view` for `record`; `fix` is the verified fix offered for the cell's text, `chain` what the
+   * chain says around it.
+   */
   render(
     view: ICellView,
     record: ICheckRecord | undefined,
-    fix: IFix | null = null
+    fix: IFix | null = null,
+    chain: IBadgeChain = {}
   ): void {
     const trans = this._trans;
     for (const state of STATES) {
@@ -181,16 +214,15 @@ export class CellBadge extends Widget {
     const stale = view.stale && view.state !== 'none' && !view.pending;
     this.toggleClass('jp-mod-stale', stale);
     this.toggleClass('jp-mod-pending', !!view.pending);
-    const observed =
-      view.state === 'will-crash' &&
-      record?.result?.verdict?.source === 'trial';
+    const observed = view.state === 'will-crash' && observedCrash(record);
     this.toggleClass('jp-mod-observed', observed);
     this._state = view.state;
     this.node.dataset.craneState = view.state;
 
-    const d = describeCell(trans, view, record);
+    const d = describeCell(trans, view, record, chain.numberOf);
     this._label.textContent = d.label;
-    this._basis.textContent = d.basis ? ` (${d.basis})` : '';
+    this._basis.textContent =
+      (d.after ? ` ${d.after}` : '') + (d.basis ? ` (${d.basis})` : '');
     const cause = d.line !== null ? lineText(trans, d.cause, d.line) : d.cause;
     this._cause.textContent = cause ? `: ${cause}` : '';
     const note = currencyNote(trans, view);
@@ -200,6 +232,17 @@ export class CellBadge extends Widget {
         ' — ' + note.charAt(0).toLocaleLowerCase() + note.slice(1);
     }
     this.node.title = record?.result?.verdict?.reasoning ?? '';
+    const downstream = chain.downstream ?? null;
+    this._downstream = downstream;
+    this._below.hidden = !downstream;
+    // In the sentence only while there is a crash below to name.
+    this._below.replaceChildren(...(downstream ? ['; ', this._belowGo] : []));
+    this._belowGo.textContent = downstream
+      ? downstreamText(trans, downstream)
+      : '';
+    this._belowGo.title = downstream
+      ? trans.__('Go to cell %1', downstream.number)
+      : '';
 
     this._icon.replaceChildren();
     const icon = stateIcon(view.state, record);
@@ -225,6 +268,9 @@ export class CellBadge extends Widget {
   private _label: HTMLElement;
   private _basis: HTMLElement;
   private _cause: HTMLElement;
+  private _below: HTMLElement;
+  private _belowGo: HTMLButtonElement;
+  private _downstream: IDownstream | null = null;
   private _details: HTMLButtonElement;
   private _fix: HTMLElement;
   private _fixText: HTMLElement;

@@ -13,6 +13,7 @@ import type { IDisposable } from '@lumino/disposable';
 import type { PanelLayout, Widget } from '@lumino/widgets';
 
 import { CellBadge } from './badge';
+import type { IDownstream } from './chain';
 import type { CellChecks } from './model';
 import type { IFix } from './api';
 import { cellView, offeredFix } from './verdict';
@@ -20,6 +21,13 @@ import { cellView, offeredFix } from './verdict';
 interface IBadgeSlot {
   cell: Cell;
   badge: CellBadge;
+}
+
+/** What the badges read of the chain (chain.ts), and going to a cell it names. */
+export interface IChainView {
+  numberOf(cellId: string): number | null;
+  downstream(cellId: string): IDownstream | null;
+  reveal(cellId: string): void;
 }
 
 /**
@@ -31,7 +39,8 @@ export class BadgeLayer implements IDisposable {
     private readonly _checks: CellChecks,
     private readonly _trans: TranslationBundle,
     private readonly _openSidebar: () => void,
-    private readonly _applyFix: (cellId: string, fix: IFix) => void = () => {}
+    private readonly _applyFix: (cellId: string, fix: IFix) => void = () => {},
+    private readonly _chain: IChainView | null = null
   ) {
     _checks.changed.connect(this._onRecordChanged, this);
     _checks.epochChanged.connect(this.renderAll, this);
@@ -97,10 +106,17 @@ export class BadgeLayer implements IDisposable {
     }
     const record = this._checks.get(cellId);
     const source = slot.cell.model.sharedModel.getSource();
+    const chain = this._chain;
     slot.badge.render(
       cellView(record, source, this._checks.epoch),
       record,
-      offeredFix(record, source)
+      offeredFix(record, source),
+      chain
+        ? {
+            numberOf: id => chain.numberOf(id),
+            downstream: chain.downstream(cellId)
+          }
+        : {}
     );
   }
 
@@ -113,8 +129,11 @@ export class BadgeLayer implements IDisposable {
     if (!cell) {
       return null;
     }
-    const badge = new CellBadge(this._trans, this._openSidebar, fix =>
-      this._applyFix(cellId, fix)
+    const badge = new CellBadge(
+      this._trans,
+      this._openSidebar,
+      fix => this._applyFix(cellId, fix),
+      id => this._chain?.reveal(id)
     );
     const slot = { cell, badge };
     this._slots.set(cellId, slot);

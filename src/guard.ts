@@ -41,7 +41,7 @@ export async function confirmRun(
       cell.model.sharedModel.getSource(),
       watcher.checks.epoch
     );
-    return describeCell(trans, view, record);
+    return describeCell(trans, view, record, id => watcher.chain.numberOf(id));
   });
   const texts = descriptions.map(d =>
     d.stale

@@ -20,6 +20,8 @@ import type {
   ITrialOutcome,
   IVerdict
 } from './api';
+import type { CellNumbers } from './chain';
+import { claimDescription } from './chain';
 import { closeMatches } from './facts';
 import { runtimeOf } from './probe';
 import type { ICheckRecord, IRunOutcome } from './tokens';
@@ -358,6 +360,8 @@ export interface IDescription {
   state: CellState;
   /** "Will crash", "May crash", ... */
   label: string;
+  /** A claim of another cell's chain: after what ("after your edit of cell 3"); '' otherwise. */
+  after: string;
   /** Who decided or what was tried: "observed in a trial run", "tried: the deterministic checks". */
   basis: string;
   /** The cause in one sentence ('' when there is nothing to add). */
@@ -368,16 +372,19 @@ export interface IDescription {
 }
 
 /**
- * Describe a cell's state from its view (see `cellView`) and last record.
+ * Describe a cell's state from its view (see `cellView`) and last record; `numberOf` numbers the
+ * cells a chain's claim names.
  */
 export function describeCell(
   trans: TranslationBundle,
   view: { state: CellState; stale: boolean },
-  record: ICheckRecord | undefined
+  record: ICheckRecord | undefined,
+  numberOf?: CellNumbers
 ): IDescription {
   const out: IDescription = {
     state: view.state,
     label: stateLabel(trans, view.state),
+    after: '',
     basis: '',
     cause: '',
     line: null,
@@ -399,6 +406,10 @@ export function describeCell(
     case 'will-crash':
     case 'may-crash':
     case 'no-crash': {
+      if (record?.chain) {
+        Object.assign(out, claimDescription(trans, record.chain, numberOf));
+        break;
+      }
       const assessment = result ? assess(result) : null;
       if (!assessment) {
         break;

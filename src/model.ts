@@ -130,6 +130,39 @@ export class CellChecks implements ICellChecks, IDisposable {
     return true;
   }
 
+  /**
+   * Change the record shown for a cell in place (the check in flight ended, it was re-checked, a
+   * chain's claim learnt that the kernel holds its edit): no new history entry. The warning kept
+   * for its text follows.
+   */
+  amend(cellId: string, change: Partial<ICheckRecord>): void {
+    const shown = this._records.get(cellId);
+    if (!shown) {
+      return;
+    }
+    const next = { ...shown, ...change };
+    this._records.set(cellId, next);
+    if (this._warnings.get(cellId)?.source === shown.source && warns(next)) {
+      this._warnings.set(cellId, next);
+    }
+    this._changed.emit(cellId);
+  }
+
+  /**
+   * Withdraw the claim of another cell's chain about this cell (chain.ts: its premise went, or the
+   * cell's text changed): the record shown and the warning kept, when they are claims. The history
+   * keeps what was said.
+   */
+  withdraw(cellId: string): void {
+    if (this._warnings.get(cellId)?.chain) {
+      this._warnings.delete(cellId);
+    }
+    if (this._records.get(cellId)?.chain) {
+      this._records.delete(cellId);
+      this._changed.emit(cellId);
+    }
+  }
+
   /** Forget the clean runs (the kernel restarted: those cells are worth checking again). */
   dropPassed(): void {
     for (const [cellId, record] of this._records) {

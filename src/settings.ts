@@ -147,11 +147,11 @@ export function explicitKeys(
 
 /**
  * The schema the settings editor shows on this server: no model settings without a model, no
- * trial setting where trials cannot run, the allowed models named, and the server's own values as
- * the defaults, so the form shows what is in effect (JupyterLab marks a value the user changed) and
- * each description says what the server does. Removed settings stay valid in the user's file (a
- * `patternProperties` entry each; `additionalProperties` would make the form offer an unlabelled
- * "add a property" button) and are ignored.
+ * trial or chain setting where trials cannot run, the allowed models named, and the server's own
+ * values as the defaults, so the form shows what is in effect (JupyterLab marks a value the user
+ * changed) and each description says what the server does. Removed settings stay valid in the
+ * user's file (a `patternProperties` entry each; `additionalProperties` would make the form offer an
+ * unlabelled "add a property" button) and are ignored.
  */
 export function serverSchema(
   schema: Schema,
@@ -180,6 +180,7 @@ export function serverSchema(
   }
   if (!config.trial_available || config.trial === 'off') {
     remove('trial');
+    remove('chain'); // the cells below run only in a trial
   }
   for (const [key, value] of Object.entries(serverValues(config))) {
     const spec = properties[key];

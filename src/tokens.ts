@@ -2,7 +2,12 @@ import { Token } from '@lumino/coreutils';
 import type { ISignal } from '@lumino/signaling';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 
-import type { IAnalyzeResult, IAnalyzeSettings, IConfigReply } from './api';
+import type {
+  IAnalyzeResult,
+  IAnalyzeSettings,
+  IBelowOutcome,
+  IConfigReply
+} from './api';
 
 /** `GET /crane/config`: the server's effective defaults (generated from the REST contract). */
 export type IServerConfig = IConfigReply;
@@ -23,6 +28,7 @@ export interface ICraneSettings {
   votes: number;
   guard: boolean;
   maxColumns: number;
+  chain: boolean;
 }
 
 /** Lifecycle of one check of one cell. */
@@ -56,6 +62,30 @@ export interface IPending {
   tier?: 'checks' | 'full';
 }
 
+/**
+ * What the chain of another cell's check met in this cell (issue 36, `chain.ts`): that check's trial
+ * ran the other cell (the origin), then the code cells below it in order, and this one crashed there.
+ * A record that carries a claim has no server answer of its own (`result` is absent).
+ */
+export interface IChainClaim {
+  /** The checked cell whose trial ran this one after it. */
+  originId: string;
+  /** Its text, as that trial ran it. */
+  originSource: string;
+  /**
+   * The origin's text against the text the kernel last ran of it: `edited` (another text), `new` (the
+   * kernel never ran it, as far as this page saw), `same` (it ran this very text).
+   */
+  origin: 'edited' | 'new' | 'same';
+  /** What this cell met in the chain. */
+  outcome: IBelowOutcome;
+  /**
+   * The kernel has since run the origin's text without an error: the claim's premise is the kernel's
+   * own state now, so a check of this cell on the kernel as it is may confirm or clear it.
+   */
+  applied?: boolean;
+}
+
 /** What is known about the last check of one cell. */
 export interface ICheckRecord {
   cellId: string;
@@ -80,6 +110,8 @@ export interface ICheckRecord {
    * kernel `epoch`) could not overrule it (it failed, or lacked the evidence that made the warning).
    */
   rechecked?: { epoch: number; tier: 'checks' | 'full' };
+  /** A claim of another cell's chain about this cell, in place of a check of its own. */
+  chain?: IChainClaim;
 }
 
 /** Per-notebook verdict state, shared by the badges, the sidebar and the guard. */

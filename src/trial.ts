@@ -26,7 +26,9 @@ export function isInconclusive(trial: ITrialOutcome | null): boolean {
 }
 
 /** `KeyError: 'Agee'`, the way a traceback's last line says it. */
-export function observedCause(trial: ITrialOutcome): string {
+export function observedCause(
+  trial: Pick<ITrialOutcome, 'exception' | 'message'>
+): string {
   const exception = trial.exception ?? 'Exception';
   return trial.message ? `${exception}: ${trial.message}` : exception;
 }
@@ -36,7 +38,10 @@ export function observedCause(trial: ITrialOutcome): string {
  * past a wrapper paragraph that only says where it was raised (Keras: "Exception encountered when
  * calling Sequential.call()."), at most `max` characters.
  */
-export function observedHeadline(trial: ITrialOutcome, max = 300): string {
+export function observedHeadline(
+  trial: Pick<ITrialOutcome, 'exception' | 'message'>,
+  max = 300
+): string {
   const exception = trial.exception ?? 'Exception';
   const paragraphs = (trial.message ?? '')
     .split(/\n\s*\n/)

@@ -3,6 +3,7 @@
  * request settings, the history. Unit-tested without a browser.
  */
 import type { IAnalyzeSettings, IFix } from './api';
+import { claimLevel } from './chain';
 import type { CellState } from './levels';
 import { assess } from './levels';
 import type {
@@ -65,6 +66,10 @@ export function cellView(
     case 'failed':
       return { state: 'error', stale, ...extra };
   }
+  if (record.chain) {
+    // Another cell's chain saw this one crash (chain.ts).
+    return { state: claimLevel(record.chain.outcome), stale, ...extra };
+  }
   const assessment = record.result ? assess(record.result) : null;
   return { state: assessment ? assessment.level : 'error', stale, ...extra };
 }
@@ -88,6 +93,9 @@ export function warns(record: ICheckRecord): boolean {
   if (record.run) {
     return record.run.kind !== 'passed';
   }
+  if (record.chain) {
+    return record.phase === 'done'; // a claim is a crash another cell's chain saw
+  }
   const assessment =
     record.phase === 'done' && record.result ? assess(record.result) : null;
   return !!assessment && isWarning(assessment.level);
@@ -99,6 +107,9 @@ export function warns(record: ICheckRecord): boolean {
  * 1 the model's prediction.
  */
 function evidence(record: ICheckRecord): number {
+  if (record.chain) {
+    return 3; // a chain's claim: a crash seen in a trial
+  }
   const assessment = record.result ? assess(record.result) : null;
   if (!assessment) {
     return 0;
@@ -131,7 +142,10 @@ export function overrules(
   standing: ICheckRecord,
   epoch: number
 ): boolean {
-  if (answer.phase !== 'done' || !answer.result || !assess(answer.result)) {
+  const decided =
+    answer.phase === 'done' &&
+    (!!answer.chain || (!!answer.result && !!assess(answer.result)));
+  if (!decided) {
     return false;
   }
   if (answer.epoch < standing.epoch) {
@@ -142,6 +156,11 @@ export function overrules(
   }
   if (warns(answer)) {
     return true;
+  }
+  if (standing.chain && !standing.chain.applied) {
+    // A chain's claim is about the kernel once another cell's edit ran; a check of this cell on a
+    // kernel that does not hold that edit yet cannot clear it (chain.ts clears it by a chain).
+    return false;
   }
   return (
     answer.epoch === epoch &&

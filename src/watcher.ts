@@ -1,9 +1,9 @@
 /**
  * Crash checking of notebooks: the requests, and the notebook's cells coming and going. When the
  * active cell is checked by itself (`autocheck.ts`), what the user's runs mean for the warnings
- * (`runs.ts`), the kernel's activity (`kernel.ts`) and the badges (`badges.ts`) are layers of their
- * own; this module connects them to the verdict state (`model.ts`) and the session statistics
- * (`stats.ts`).
+ * (`runs.ts`), the cells below a checked cell (`chain.ts`), the kernel's activity (`kernel.ts`) and
+ * the badges (`badges.ts`) are layers of their own; this module connects them to the verdict state
+ * (`model.ts`) and the session statistics (`stats.ts`).
  */
 import type { Cell, ICellModel } from '@jupyterlab/cells';
 import { CodeCell } from '@jupyterlab/cells';
@@ -29,6 +29,7 @@ import type {
 } from './api';
 import { AutoCheck, fullAdds, SETTLE_MS } from './autocheck';
 import { BadgeLayer } from './badges';
+import { ChainLayer } from './chainlayer';
 import { KernelActivity } from './kernel';
 import { assess } from './levels';
 import { CellChecks } from './model';
@@ -104,7 +105,12 @@ export class NotebookWatcher implements IDisposable {
       this.checks,
       _options.trans,
       _options.openSidebar,
-      (cellId, fix) => this.applyFix(cellId, fix)
+      (cellId, fix) => this.applyFix(cellId, fix),
+      {
+        numberOf: cellId => this._chain.numberOf(cellId),
+        downstream: cellId => this._chain.downstream(cellId),
+        reveal: cellId => void this.reveal(cellId)
+      }
     );
     this._kernel = new KernelActivity(panel.sessionContext);
     this._runs = new RunOutcomes(
@@ -113,6 +119,17 @@ export class NotebookWatcher implements IDisposable {
       this.checks,
       this.stats
     );
+    // After the runs: a run's outcome is on its record before the chain re-checks what it claimed.
+    this._chain = new ChainLayer({
+      notebook,
+      checks: this.checks,
+      kernel: this._kernel,
+      settings: _options.settings,
+      recheck: (cell, trial) => this.check(cell, trial, false, 'full', false),
+      warned: (cellId, source, observed) =>
+        this.stats.warned(cellId, source, observed ? 'observed' : 'predicted')
+    });
+    this._chain.changed.connect(this._onChainChanged, this);
     this._kernel.reset.connect(this._onKernelReset, this);
     notebook.modelChanged.connect(this._onModelChanged, this);
     this._onModelChanged(notebook);
@@ -142,6 +159,11 @@ export class NotebookWatcher implements IDisposable {
   /** The badges of this notebook. */
   get badges(): BadgeLayer {
     return this._badges;
+  }
+
+  /** The chain of this notebook: the cells below a checked cell, the claims about them. */
+  get chain(): ChainLayer {
+    return this._chain;
   }
 
   /** The notebook's active code cell, if any. */
@@ -187,13 +209,15 @@ export class NotebookWatcher implements IDisposable {
    * Check `cell` now; with `trial`, also run it in a sandboxed fork of the kernel (the "Trial-Run
    * Cell" command); with `typing`, as the automatic check after a pause (code still being typed gets
    * no verdict, and a syntax error waits until the text settled); `tier` "checks" asks for the
-   * checks' quick first answer only. Resolves when the answer is in (or dropped); never rejects.
+   * checks' quick first answer only; `chain` false sends no cells below even when a trial runs (a
+   * re-check of a claim). Resolves when the answer is in (or dropped); never rejects.
    */
   async check(
     cell: Cell,
     trial = false,
     typing = false,
-    tier: 'checks' | 'full' = 'full'
+    tier: 'checks' | 'full' = 'full',
+    chain = true
   ): Promise<void> {
     if (this._isDisposed || cell.model.type !== 'code') {
       return;
@@ -227,14 +251,24 @@ export class NotebookWatcher implements IDisposable {
     const generation = this._generations.next(cellId);
     const previous = this.checks.get(cellId);
     this.checks.begin({ ...base, phase: 'checking' }, this._pendingWhat(cell));
+    // The cells below go with the full tier when a trial runs (the chain, chain.ts).
+    const below =
+      chain && tier === 'full'
+        ? this._chain.request(cell, plan.settings.trial)
+        : null;
     const body: IAnalyzeRequest = {
       kernel_id: kernel.id,
       source,
       cell_id: cellId,
       settings: plan.settings,
       ...(typing ? { typing: true } : {}),
-      ...(tier === 'checks' ? { tier } : {})
+      ...(tier === 'checks' ? { tier } : {}),
+      ...(below?.fields ?? {})
     };
+    const token = below
+      ? this._chain.begin(cellId, source, base.epoch, below)
+      : 0;
+    let answered: IAnalyzeResult | null = null;
     try {
       const answer = await requestAPI<IAnalyzeResult | IStatusReply>(
         'analyze',
@@ -261,6 +295,7 @@ export class NotebookWatcher implements IDisposable {
         return;
       }
       this._finished({ ...base, phase: 'done', result });
+      answered = result;
     } catch (error) {
       if (!this._isCurrent(cellId, generation)) {
         return;
@@ -273,6 +308,10 @@ export class NotebookWatcher implements IDisposable {
       const message =
         error instanceof Error ? error.message : String(error ?? '');
       this._finished({ ...base, phase: 'failed', error: message });
+    } finally {
+      if (below) {
+        this._chain.finish(token, answered);
+      }
     }
   }
 
@@ -283,6 +322,7 @@ export class NotebookWatcher implements IDisposable {
     this._isDisposed = true;
     this._auto.dispose();
     this._cells?.changed.disconnect(this._onCellsChanged, this);
+    this._chain.dispose();
     this._runs.dispose();
     this._kernel.dispose();
     this._badges.dispose();
@@ -341,6 +381,12 @@ export class NotebookWatcher implements IDisposable {
     this._updated.emit('');
   }
 
+  /** Claims came or went, or cells moved: the badges that name cells are drawn again. */
+  private _onChainChanged(): void {
+    this._badges.renderAll();
+    this._updated.emit('');
+  }
+
   // ---- notebook structure --------------------------------------------------------------------
 
   private _onModelChanged(notebook: Notebook): void {
@@ -385,6 +431,7 @@ export class NotebookWatcher implements IDisposable {
   /** The kernel restarted: every verdict is outdated, and no clean run speaks for its text any more. */
   private _onKernelReset(): void {
     this._runs.clear();
+    this._chain.reset();
     this.checks.dropPassed();
     this.checks.bumpEpoch();
     this.stats.kernelReset();
@@ -402,6 +449,7 @@ export class NotebookWatcher implements IDisposable {
   private _badges: BadgeLayer;
   private _kernel: KernelActivity;
   private _runs: RunOutcomes;
+  private _chain: ChainLayer;
   private _auto: AutoCheck;
   private _cells: CellList | null = null;
   private _isDisposed = false;

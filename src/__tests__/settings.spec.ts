@@ -44,7 +44,8 @@ const KEYS: (keyof ICraneSettings)[] = [
   'docs',
   'votes',
   'guard',
-  'maxColumns'
+  'maxColumns',
+  'chain'
 ];
 
 describe('the schema', () => {
