@@ -36,6 +36,8 @@ export interface IDiagnosisProps {
   serverCategories: string;
   /** Apply the offered fix to the cell (absent: no Apply button). */
   onApplyFix?: (fix: IFix) => void;
+  /** The chain's section (chainview.tsx), after the trial run's: the cells below, or a claim. */
+  chain?: React.ReactNode;
 }
 
 /**
@@ -494,6 +496,7 @@ export function Diagnosis(props: IDiagnosisProps): React.ReactElement | null {
         />
       )}
       {result && <TrialSection trans={trans} result={result} />}
+      {props.chain}
       <RuntimeFacts trans={trans} groups={groups} unsent={unsent} />
       {result && (
         <Details trans={trans} result={result} sentCategories={sent} />

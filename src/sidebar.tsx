@@ -3,6 +3,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { VDomModel, VDomRenderer } from '@jupyterlab/ui-components';
 import React from 'react';
 
+import { ChainSection, ClaimSection } from './chainview';
 import { Diagnosis, formatDuration, StateLabel } from './diagnosis';
 import { craneIcon } from './icons';
 import { describeCell } from './levels';
@@ -226,7 +227,24 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
     const record = watcher.recordOf(cell);
     const source = cell.model.sharedModel.getSource();
     const view = cellView(record, source, watcher.checks.epoch);
-    const d = describeCell(trans, view, record);
+    const numberOf = (cellId: string) =>
+      watcher.chain?.numberOf(cellId) ?? null;
+    const d = describeCell(trans, view, record, numberOf);
+    const around = {
+      trans,
+      numberOf,
+      reveal: (cellId: string) => void watcher.reveal(cellId)
+    };
+    const chain = record?.chain ? (
+      <ClaimSection {...around} claim={record.chain} source={record.source} />
+    ) : record?.result ? (
+      <ChainSection
+        {...around}
+        result={record.result}
+        originId={record.cellId}
+        changedSince={id => !!watcher.chain?.changedSince(record.cellId, id)}
+      />
+    ) : null;
     const trialMode = settings.trialMode;
     const checking = view.state === 'checking';
     return (
@@ -239,7 +257,11 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
               record={record}
               stale={view.stale}
             />
-            {d.basis && <span className="jp-Crane-basis">{d.basis}</span>}
+            {(d.after || d.basis) && (
+              <span className="jp-Crane-basis">
+                {[d.after, d.basis].filter(Boolean).join('; ')}
+              </span>
+            )}
           </div>
           <div className="jp-Crane-actions">
             <button
@@ -276,6 +298,7 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
           source={source}
           serverCategories={settings.server?.categories ?? 'SRV'}
           onApplyFix={fix => watcher.applyFix(cell.model.id, fix)}
+          chain={chain}
         />
       </section>
     );
@@ -383,7 +406,12 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
         <ol>
           {history.map(r => {
             const view = cellView(r, r.source, r.epoch);
-            const d = describeCell(trans, view, r);
+            const d = describeCell(
+              trans,
+              view,
+              r,
+              id => watcher.chain?.numberOf(id) ?? null
+            );
             const firstLine =
               r.source.split('\n').find(line => line.trim()) ?? '';
             return (
