@@ -22,6 +22,10 @@ import { CraneSidebar, SidebarModel } from './sidebar';
 import { ICraneVerdicts } from './tokens';
 import type { IServerConfig } from './tokens';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
+import { TopRuns } from './toprun';
+// eslint-disable-next-line jupyter/prefer-lazy-imports
+import { TopToolbarItem } from './topview';
+// eslint-disable-next-line jupyter/prefer-lazy-imports
 import { CraneWatcher } from './watcher';
 
 /** Command ids. */
@@ -30,6 +34,8 @@ export namespace CommandIDs {
   export const trialRunCell = 'crane:trial-run-cell';
   export const openSidebar = 'crane:open-sidebar';
   export const runGuarded = 'crane:run-cell-and-select-next';
+  export const checkFromTop = 'crane:check-from-top';
+  export const cancelFromTop = 'crane:cancel-from-top';
 }
 
 const PLUGIN_ID = 'crane-jupyterlab:plugin';
@@ -121,8 +127,28 @@ const plugin: JupyterFrontEndPlugin<ICraneVerdicts> = {
     });
     app.docRegistry.addWidgetExtension('Notebook', watcher);
 
+    // From the top (issue 37): the notebook's code cells in a fresh sandboxed worker.
+    const showPanel = () => app.commands.execute(CommandIDs.openSidebar);
+    const tops = new TopRuns({
+      trans,
+      openSidebar: showPanel,
+      unavailable: () =>
+        !settings.server
+          ? trans.__('The crane server extension did not answer.')
+          : settings.server.trial_available
+            ? null
+            : (settings.server.trial_unavailable_reason ??
+              trans.__('No sandbox on this server.')),
+      toolbarItem: top =>
+        new TopToolbarItem(top, trans, () => {
+          void showPanel();
+          void top.start();
+        })
+    });
+    app.docRegistry.addWidgetExtension('Notebook', tops);
+
     const sidebar = new CraneSidebar(
-      new SidebarModel(tracker, watcher, settings),
+      new SidebarModel(tracker, watcher, settings, tops),
       trans
     );
     app.shell.add(sidebar, 'right', { rank: 650 });
@@ -197,11 +223,52 @@ const plugin: JupyterFrontEndPlugin<ICraneVerdicts> = {
       }
     });
 
+    const currentTop = () => tops.forPanel(tracker.currentWidget);
+
+    app.commands.addCommand(CommandIDs.checkFromTop, {
+      label: trans.__('Check the Notebook from the Top'),
+      caption: () =>
+        currentTop()?.unavailable ??
+        trans.__(
+          "Run the notebook's code cells in order in a fresh sandboxed worker of the kernel's Python, to see whether it runs in a fresh kernel; your kernel is not touched"
+        ),
+      icon: craneIcon,
+      describedBy: { args: { type: 'object', properties: {} } },
+      isEnabled: () => {
+        const top = currentTop();
+        return !!top && !top.unavailable;
+      },
+      execute: async () => {
+        const top = currentTop();
+        if (top && !top.unavailable) {
+          await showPanel();
+          await top.start();
+        }
+      }
+    });
+
+    app.commands.addCommand(CommandIDs.cancelFromTop, {
+      label: trans.__('Cancel the Run from the Top'),
+      describedBy: { args: { type: 'object', properties: {} } },
+      isEnabled: () => !!currentTop()?.running,
+      execute: async () => {
+        await currentTop()?.cancel();
+      }
+    });
+    const notifyTop = () => {
+      app.commands.notifyCommandChanged(CommandIDs.checkFromTop);
+      app.commands.notifyCommandChanged(CommandIDs.cancelFromTop);
+    };
+    tops.changed.connect(notifyTop);
+    tracker.currentChanged.connect(notifyTop);
+
     if (palette) {
       const category = trans.__('Crash Prediction');
       palette.addItem({ command: CommandIDs.checkCell, category });
       palette.addItem({ command: CommandIDs.trialRunCell, category });
       palette.addItem({ command: CommandIDs.openSidebar, category });
+      palette.addItem({ command: CommandIDs.checkFromTop, category });
+      palette.addItem({ command: CommandIDs.cancelFromTop, category });
     }
 
     return watcher;

@@ -10,6 +10,8 @@ import { describeCell } from './levels';
 import type { CraneSettings } from './settings';
 import type { ISessionFigures } from './stats';
 import { currencyNote } from './badge';
+import type { NotebookTop, TopRuns } from './toprun';
+import { FromTopSection } from './topview';
 import { cellView } from './verdict';
 import type { CraneWatcher, NotebookWatcher } from './watcher';
 
@@ -77,7 +79,8 @@ export class SidebarModel extends VDomModel {
   constructor(
     private readonly _tracker: INotebookTracker,
     private readonly _watchers: CraneWatcher,
-    readonly settings: CraneSettings
+    readonly settings: CraneSettings,
+    private readonly _tops: TopRuns | null = null
   ) {
     super();
     _tracker.currentChanged.connect(this._onCurrentChanged, this);
@@ -91,11 +94,17 @@ export class SidebarModel extends VDomModel {
     return this._watcher;
   }
 
+  /** The runs from the top of the current notebook (toprun.ts). */
+  get top(): NotebookTop | undefined {
+    return this._top;
+  }
+
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
     this._watcher?.updated.disconnect(this._emit, this);
+    this._top?.changed.disconnect(this._emit, this);
     this._tracker.currentChanged.disconnect(this._onCurrentChanged, this);
     this._tracker.activeCellChanged.disconnect(this._emit, this);
     this.settings.changed.disconnect(this._emit, this);
@@ -106,6 +115,9 @@ export class SidebarModel extends VDomModel {
     this._watcher?.updated.disconnect(this._emit, this);
     this._watcher = this._watchers.watcherFor(this._tracker.currentWidget);
     this._watcher?.updated.connect(this._emit, this);
+    this._top?.changed.disconnect(this._emit, this);
+    this._top = this._tops?.forPanel(this._tracker.currentWidget);
+    this._top?.changed.connect(this._emit, this);
     this._emit();
   }
 
@@ -114,6 +126,7 @@ export class SidebarModel extends VDomModel {
   }
 
   private _watcher: NotebookWatcher | undefined;
+  private _top: NotebookTop | undefined;
 }
 
 /**
@@ -146,6 +159,14 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
           <p className="jp-Crane-sidebar-empty">
             {trans.__('Open a notebook to see its crash predictions.')}
           </p>
+        )}
+        {this.model.top && (
+          <FromTopSection
+            trans={trans}
+            top={this.model.top}
+            onStart={() => void this.model.top?.start()}
+            onReveal={cellId => void watcher?.reveal(cellId)}
+          />
         )}
         {watcher && this._renderStats(watcher.stats.figures)}
         {watcher && this._renderHistory(watcher)}
