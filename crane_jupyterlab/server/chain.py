@@ -44,11 +44,18 @@ def entries(below: list[BelowCell], trial: TrialOutcome | None) -> list[BelowOut
     return out
 
 
-async def blame(below: list[BelowCell], found: list[BelowOutcome], trial: TrialFn) -> list[BelowOutcome]:
+async def blame(
+    below: list[BelowCell], found: list[BelowOutcome], trial: TrialFn, history: list[str]
+) -> list[BelowOutcome]:
     """The crashed cell's `without_edit`: whether a trial of it alone, on the kernel as it is, crashes the
-    same way (then the edit is not what breaks it)."""
+    same way (then the edit is not what breaks it). Asked only where the kernel as it is stands for the
+    notebook without the edit: it ran every cell between the edited one and the crashed one, as they are
+    now (else the cell alone meets state those cells would have made: no answer)."""
+    ran = {text.rstrip() for text in history}
     for index, entry in enumerate(found):
         if entry.status != "crashed":
+            continue
+        if any(cell.source.rstrip() not in ran for cell in below[:index]):
             continue
         alone, _ = await trial(below[index].source)
         same = alone.status == "crashed" and alone.exception == entry.exception

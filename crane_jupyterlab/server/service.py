@@ -260,7 +260,8 @@ class AnalysisService:
         found, below_ms = None, 0.0
         if below is not None:  # the cells below, as the trial's chain met them (server/chain.py)
             found = chain.entries(below, trial if trial_task is not None else None)
-            found = await chain.blame(below, found, lambda source: self._trial(link, source))
+            ran = [c for c in runtime.get("history") or [] if isinstance(c, str)]
+            found = await chain.blame(below, found, lambda source: self._trial(link, source), ran)
             chain.unbound(request.previous_source, request.source, below, found)
             below_ms = chain.elapsed_ms(found)
             if trial is not None:

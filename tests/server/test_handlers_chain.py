@@ -32,7 +32,8 @@ def crane_config(crane_env: None) -> dict[str, Any]:
 async def test_a_renamed_column_breaks_a_cell_below_and_only_the_chain_sees_it(
     jp_fetch: Any, kernels: Any
 ) -> None:
-    k = await kernels.start(LOADED)
+    # The kernel ran c2 as it is: alone on the kernel as it is, c3 stands for the notebook without the edit.
+    k = await kernels.start(LOADED, BELOW[0]["source"])
     edit = "df = pd.DataFrame({'Age': [22, 38], 'fare': [7.25, 71.3]})"
     code, body = await analyze(jp_fetch, k.id, edit, below=BELOW)
     assert code == 200, body
@@ -47,7 +48,14 @@ async def test_a_renamed_column_breaks_a_cell_below_and_only_the_chain_sees_it(
     assert (c4["status"], c4["reason"]) == ("not_reached", "an earlier cell below did not run to its end")
     assert body["timing"]["below_ms"] > 0
     assert body["trial"]["below"] == []  # said once
-    assert await k.value("'fare_eur' in df.columns, 'mean_age' in globals()") == "(False, False)"
+    assert await k.value("'fare_eur' in df.columns, 'mean_age' in globals()") == "(True, False)"
+
+    # Where the kernel did not run a cell between, the cell alone says nothing of the notebook without
+    # the edit: no answer rather than a wrong one.
+    k2 = await kernels.start(LOADED)
+    code, body = await analyze(jp_fetch, k2.id, edit, below=BELOW)
+    assert code == 200 and body["below"][1]["status"] == "crashed", body
+    assert body["below"][1]["without_edit"] is None
 
 
 async def test_a_cell_below_that_crashes_anyway_is_not_blamed_on_the_edit(

@@ -300,8 +300,10 @@ class Trial:
             if step is not None:
                 entry.update({k: v for k, v in step.items() if k in _STEP_KEYS})
                 if step["os_refusals"] and step.get("status") in ("crashed", "finished"):
-                    entry = {**entry, "status": "blocked", "exception": None, "message": None,
-                             "reason": f"the sandbox refused to {listed(step['os_refusals'])}"}  # fmt: skip
+                    exc = entry.get("exception")
+                    refused = f"the sandbox refused to {listed(step['os_refusals'])}"
+                    refused += f" (the cell then raised {exc})" if exc else ""
+                    entry.update(status="blocked", exception=None, message=None, reason=refused)
                 if entry.get("status") not in ("finished", "skipped"):
                     why = "an earlier cell below did not run to its end"
             elif why is None and index == self.running_step:
