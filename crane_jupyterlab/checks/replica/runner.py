@@ -273,7 +273,7 @@ def judge(request: dict[str, Any]) -> dict[str, Any]:
 
 
 # Libraries this process keeps imported (TensorFlow is not: it deadlocks in a fork).
-_WARM = ("numpy", "pandas", "sklearn", "scipy", "torch", "matplotlib")
+_WARM = ("numpy", "pandas", "sklearn", "scipy", "torch", "matplotlib", "statsmodels")
 
 
 def _warm_all() -> list[str]:
