@@ -154,7 +154,7 @@ function Result(props: {
       )}
       {run.state === 'done' && run.message && (
         <p className="jp-Crane-hint jp-Crane-top-how">
-          {trans.__('Ran in %1.', run.message)}
+          {trans.__('%1 in %2.', formatDuration(run.elapsed_ms), run.message)}
         </p>
       )}
     </>
