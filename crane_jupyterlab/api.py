@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .models import BelowOutcome, Fix, TrialOutcome, Verdict
+from .models import BelowOutcome, Fix, QuickTrial, TrialOutcome, Verdict
 
 MAX_SOURCE_CHARS = 1_000_000
 
@@ -190,6 +190,7 @@ class NotebookCell(BaseModel):
     line: int | None = None
     elapsed_ms: float | None = None
     shortened: bool = False  # its long loops or library calls were cut: what ran is not all of it
+    quick: QuickTrial | None = None  # its loops: which were cut, after how many iterations
     # crashed after a cell above was shortened: the crash may come from the cut (not claimed)
     after_cut: bool = False
     reason: str | None = None  # why it was blocked, unavailable, ended or not reached

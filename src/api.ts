@@ -227,6 +227,7 @@ export interface INotebookCell {
   line: number | null;
   elapsed_ms: number | null;
   shortened: boolean;
+  quick: IQuickTrial | null;
   after_cut: boolean;
   reason: string | null;
   hidden: boolean | null;

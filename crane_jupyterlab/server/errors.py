@@ -44,3 +44,9 @@ class ModelFailure(Exception):
         super().__init__(message)
         self.kind = kind
         self.message = message
+
+
+class TrialsOff(AnalysisError):
+    """Trial runs are off on this server (c.CraneExtension.trial): nothing runs notebook code in a sandbox."""
+
+    status = 403

@@ -165,6 +165,9 @@ class Runs:
     async def _finish(
         self, run_id: str, request: NotebookRequest, outcome: dict[str, Any], ms: float
     ) -> None:
+        if outcome.get("cancelled"):
+            self._update(run_id, state="cancelled", message="cancelled", elapsed_ms=ms)
+            return
         if outcome.get("status") != "finished":  # the worker did not start, or its sandbox failed
             why = outcome.get("reason") or outcome.get("status") or "no outcome"
             self._update(run_id, state="error", message=str(why), elapsed_ms=ms)
@@ -193,6 +196,14 @@ class Runs:
         return cell.model_copy(update={"hidden": found.group(1) not in lacks})
 
 
+_WORDS = (
+    ("the chain ran past its", "the run ran past its"),
+    ("an earlier cell below did not run to its end", "an earlier cell did not run to its end"),
+    ("the chain ended at an earlier cell", "the run ended at an earlier cell"),
+    ("the chain needed more than", "the run needed more than"),
+)
+
+
 def cells_of(sent: list[BelowCell], entries: list[BelowOutcome]) -> list[NotebookCell]:
     """The chain's entries in the words of a run from the top."""
     out: list[NotebookCell] = []
@@ -207,9 +218,12 @@ def cells_of(sent: list[BelowCell], entries: list[BelowOutcome]) -> list[Noteboo
             status = "shortened" if shortened else "ran"
         elif status == "skipped":  # a fresh worker ran nothing before: never expected
             status = "not_reached"
+        reason = entry.reason
+        for chain_words, ours in _WORDS:  # the chain's words, as a run from the top says them
+            reason = reason.replace(chain_words, ours) if reason else reason
         out.append(NotebookCell(
             cell_id=cell.cell_id, status=status, exception=entry.exception, message=entry.message,
-            line=entry.line, elapsed_ms=entry.elapsed_ms, shortened=shortened,
-            after_cut=entry.status == "crashed" and not entry.observed, reason=entry.reason,
+            line=entry.line, elapsed_ms=entry.elapsed_ms, shortened=shortened, quick=entry.quick,
+            after_cut=entry.status == "crashed" and not entry.observed, reason=reason,
         ))  # fmt: skip
     return out

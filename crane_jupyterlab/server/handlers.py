@@ -106,8 +106,9 @@ class AnalyzeHandler(CraneHandler):
 
 class NotebookHandler(CraneHandler):
     """`POST /crane/notebook`: run the notebook's code cells from the top in a fresh sandboxed worker of
-    the kernel's Python (fromtop.py). 202 `{"id"}`; 409 `{"status": "busy", "message"}` while a run for
-    that kernel is in progress; 404 an unknown kernel; 400 a malformed body."""
+    the kernel's Python (fromtop.py). 202 `{"id"}`; 409 `{"status": "busy", "message", "field": the id of
+    the run in progress}` while a run for that kernel is in progress; 404 an unknown kernel; 403 trial
+    runs are off on this server; 400 a malformed body."""
 
     @tornado.web.authenticated
     async def post(self) -> None:
@@ -124,7 +125,8 @@ class NotebookHandler(CraneHandler):
             run = self.crane.service.start_notebook(request)
         except fromtop.Conflict as exc:
             message = f"a run from the top is in progress for this kernel ({exc.run_id})"
-            self.reply(StatusReply(status="busy", message=message), 409, True)
+            # `field` names the run in progress: a second tab or a reloaded page can follow it
+            self.reply(StatusReply(status="busy", message=message, field=exc.run_id), 409, True)
             return
         except AnalysisError as exc:
             self.reply(StatusReply(status="error", message=exc.message), exc.status, True)

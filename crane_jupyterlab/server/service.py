@@ -41,6 +41,7 @@ from .errors import (
     ModelFailure,
     ModelNotAllowed,
     Superseded,
+    TrialsOff,
 )
 from .kernels import KernelLink, KernelPool, KernelSource
 from .parts import LLM_TIMEOUT_GRACE_S, ModelSpec, Parts, default_parts
@@ -473,6 +474,8 @@ class AnalysisService:
     def start_notebook(self, request: NotebookRequest) -> NotebookRun:
         """Start a run from the top; KernelNotFound for an unknown kernel, fromtop.Conflict while one runs."""
         self.pool.kernel(request.kernel_id)
+        if self.config.trial == "off":
+            raise TrialsOff("trial runs are off on this server (c.CraneExtension.trial): no run from the top")
         return self.runs.start(request)
 
     async def _invoke_on(self, kernel_id: str, target: str, arguments: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ export function outcome(
     line: null,
     elapsed_ms: 12,
     shortened: status === 'shortened',
+    quick: null,
     after_cut: false,
     reason: null,
     hidden: null,

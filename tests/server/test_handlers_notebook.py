@@ -55,6 +55,7 @@ async def test_hidden_state_fails_from_the_top_and_the_kernel_is_untouched(
     assert code == 202, body
     code, again = await post_json(jp_fetch, ["crane", "notebook"], {"kernel_id": k.id, "cells": CELLS})
     assert code == 409 and again["status"] == "busy", again  # one run per kernel at a time
+    assert again["field"] == body["id"]
     run = await wait_done(jp_fetch, body["id"])
     assert run["state"] == "done" and run["total"] == 4, run
     assert [c["status"] for c in run["cells"]] == ["ran", "ran", "crashed", "not_reached"]

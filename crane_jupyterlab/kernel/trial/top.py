@@ -70,9 +70,12 @@ class TopRun:
 
     def _run(self, modules: list[str] | None, environment: dict[str, Any]) -> None:
         try:
-            self.outcome = self._through_worker(modules, environment)
+            outcome = self._through_worker(modules, environment)
         except Exception as exc:  # the thread always leaves an outcome
-            self.outcome = unavailable(f"the run from the top failed: {type(exc).__name__}: {exc}")
+            outcome = unavailable(f"the run from the top failed: {type(exc).__name__}: {exc}")
+        if self.stopped == "cancelled":  # before the worker started, or while it ran
+            outcome["cancelled"] = True
+        self.outcome = outcome
 
     def _through_worker(self, modules: list[str] | None, environment: dict[str, Any]) -> dict[str, Any]:
         previous = os.getcwd()
@@ -102,7 +105,5 @@ class TopRun:
         trial.watch()
         spare.discard()
         outcome = dict(trial.outcome or unavailable("the worker left no outcome"))
-        if self.stopped == "cancelled":
-            outcome["cancelled"] = True
         outcome["warm_ms"] = warm.get("warm_ms")
         return outcome
