@@ -438,8 +438,10 @@ def _raised_in(content: dict[str, Any]) -> str | None:
             continue
         found = _FILE_FRAME.match(text)
         if found:
-            path = found.group(1)
-            if not path.startswith("<") and not str(Path(path).expanduser().resolve()).startswith(_INSTALLED):
+            path = Path(found.group(1)).expanduser()
+            # A module beside the notebook is shown by its absolute path; a relative one is a compiled
+            # library's own source (pandas/_libs/tslibs/offsets.pyx): the library's.
+            if path.is_absolute() and not str(path.resolve()).startswith(_INSTALLED):
                 where = "file"
     return where
 

@@ -25,6 +25,7 @@ from .edits import diff_title, first_changed, replace_keys, replace_names
 from .library import Library
 from .proposal import Candidate, Crash
 from .renamed import renamed
+from .values import values
 
 # Modules notebooks use under a conventional alias: the name a cell reads -> the import that binds it.
 ALIASES: dict[str, str] = {
@@ -126,6 +127,7 @@ def _all(
 ) -> Iterator[Candidate]:
     derived = Derivation(cell, crashes, Library(runtime, [*executed, cell]), CONVENTIONAL)
     yield from derived.named()
+    yield from values(cell, crashes)
     yield from _close_members(cell, runtime)
     yield from _close_variables(cell, runtime, meant)
     yield from _imports(cell, runtime)

@@ -187,6 +187,8 @@ def test_where_a_crash_was_raised_is_read_from_the_traceback() -> None:
     assert _raised_in(content(here)) == "cell"
     assert _raised_in(content(here, earlier)) == "other cell"
     assert _raised_in(content(here, "File ~/nb/helpers.py:3, in h()")) == "file"
+    # a compiled library's source is named relative to its build: the library's, not a file of the notebook
+    assert _raised_in(content(here, "File pandas/_libs/tslibs/offsets.pyx:5047, in f()")) == "cell"
     # Python's own code and the installed libraries' are not the notebook's
     installed = [f"File {json.__file__}:346, in loads(s)", f"File {pytest.__file__}:1, in x()"]
     assert _raised_in(content(here, *installed)) == "cell"
