@@ -79,10 +79,10 @@ def test_a_renamed_column_is_found_and_scored(tmp_path: Path, capsys: pytest.Cap
     assert s["passed_over"] == [] and s["statuses"] == {"finished": 1, "crashed": 1, "not_reached": 2}
 
     factor = rows["factor"]["score"]
-    # The baseline raised the same KeyError in cell 5: not the edit's, and the chain says so (alone on the
-    # kernel, which ran cell 1, it raises the same KeyError).
+    # The baseline raised the same KeyError in cell 5: not the edit's. The chain does not say so: the kernel
+    # ran none of the cells between the edit and cell 5, so the cell alone stands for nothing (no answer).
     assert factor["real_break"] == {"index": 5, "exception": "KeyError", "pre_existing": True}
-    assert factor["found"] is True and factor["without_edit_at_break"] is True
+    assert factor["found"] is True and factor["without_edit_at_break"] is None
     assert factor["claims"] == [{"index": 5, "exception": "KeyError", "verdict": "confirmed"}]
 
     summary = json.loads(figures.read_text())

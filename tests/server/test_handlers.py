@@ -42,7 +42,15 @@ async def test_crashing_pair_and_fixed_twin(jp_fetch: Any, kernels: Any, llm_stu
     assert "x: ndarray (3, 4)" in crash["runtime_text"]
     assert crash["executed_cells"] == 1
     assert crash["tokens"] == {"prompt": 100, "completion": 20}
-    assert set(crash["timing"]) == {"extraction_ms", "llm_ms", "trial_ms", "fix_ms", "replica_ms", "total_ms"}
+    assert set(crash["timing"]) == {
+        "extraction_ms",
+        "llm_ms",
+        "trial_ms",
+        "fix_ms",
+        "replica_ms",
+        "below_ms",
+        "total_ms",
+    }
     assert crash["timing"]["total_ms"] >= crash["timing"]["extraction_ms"] + crash["timing"]["llm_ms"]
     assert any(o["expr"] == "x" for o in crash["runtime"]["objects"])
 
