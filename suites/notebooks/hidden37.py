@@ -1,27 +1,28 @@
 #!/usr/bin/env python3
-"""Hidden-state variants of issue 37's notebooks (suites/notebooks/issue37.json), written before any measurement.
+"""Hidden-state variants of issue 37's notebooks (suites/notebooks/issue37.json), written before any
+measurement.
 
     python3 suites/notebooks/hidden37.py DEST      # DEST: where scripts/notebook_corpus.py wrote issue37.json
 
-Each variant is one of the originals with one change a user makes in a live kernel *after* running the notebook
-top to bottom, without running anything again:
+Each variant is one of the originals with one change a user makes in a live kernel *after* running the
+notebook top to bottom, without running anything again:
 
 - deleted: a cell that defines names is deleted after it ran;
 - moved:   a cell is moved above a cell whose names it reads;
-- edited:  a cell is edited after it ran, renaming a name it defines (every whole-word occurrence in that cell).
+- edited:  a cell is edited after it ran, renaming a name it defines (every whole-word occurrence in that
+  cell).
 
 The live kernel is "the original run top to bottom, then the change": it still holds every name the original
-defined, so the notebook looks fine there. The truth is a real run of the variant from the top in a fresh kernel.
-`expect` is what we predicted, blind, before measuring: the first cell of the variant that fails from the top (its
-number among the variant's code cells, counted from 1) and the name its NameError lacks (a name the original
-defines, so the live kernel has it).
+defined, so the notebook looks fine there. The truth is a real run of the variant from the top in a fresh
+kernel. `expect` is what we predicted, blind, before measuring: the first cell of the variant that fails from
+the top (its number among the variant's code cells, counted from 1) and the name its NameError lacks (a name
+the original defines, so the live kernel has it).
 
-A variant is written beside its original (same folder, so relative data paths hold) as STEM__hidden-KIND.ipynb.
-Cells are addressed by their number among the original's code cells (counted from 1), and each change checks the
-cell's text first, so a different notebook fails loudly instead of being changed somewhere else. Deterministic:
-the same originals give byte-identical variants. No notebook content is kept in this file beyond the short
-snippets that identify a cell.
-"""
+A variant is written beside its original (same folder, so relative data paths hold) as
+STEM__hidden-KIND.ipynb. Cells are addressed by their number among the original's code cells (counted from 1),
+and each change checks the cell's text first, so a different notebook fails loudly instead of being changed
+somewhere else. Deterministic: the same originals give byte-identical variants. No notebook content is kept in
+this file beyond the short snippets that identify a cell."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ VARIANTS = [
         "kind": "deleted",
         "cell": 5,
         "contains": "linear_regression.train(",
-        "why": "the training cell (num_iterations, linear_regression, theta, cost_history) is deleted after it ran",
+        "why": "the training cell (num_iterations, linear_regression, theta, cost_history) is deleted after "
+        "it ran",
         "expect": {"cell": 5, "exception": "NameError", "name": "num_iterations"},
     },
     {
@@ -46,7 +48,8 @@ VARIANTS = [
         "kind": "deleted",
         "cell": 5,
         "contains": "x_train = data[[x_axis, y_axis]]",
-        "why": "the cell that shapes x_train and y_train is deleted after it ran; the training cell reads them",
+        "why": "the cell that shapes x_train and y_train is deleted after it ran; the training cell reads "
+        "them",
         "expect": {"cell": 5, "exception": "NameError", "name": "x_train"},
     },
     {
@@ -66,7 +69,8 @@ VARIANTS = [
         "above": 6,
         "contains": 'cv_results["fit_time"]',
         "above_contains": "cv_results = pd.concat(",
-        "why": "the fit-time plot is moved above the cell that builds cv_results, after both cross-validations",
+        "why": "the fit-time plot is moved above the cell that builds cv_results, after both "
+        "cross-validations",
         "expect": {"cell": 6, "exception": "NameError", "name": "cv_results"},
     },
     {
@@ -75,8 +79,8 @@ VARIANTS = [
         "cell": 12,
         "contains": "class BatchNorm1d",
         "rename": ["layers", "net_layers"],
-        "why": "the deeper net's cell is edited after it ran, its list of layers renamed; the training loop below "
-        "still reads layers, after the first 200,000-step loop",
+        "why": "the deeper net's cell is edited after it ran, its list of layers renamed; the training loop "
+        "below still reads layers, after the first 200,000-step loop",
         "expect": {"cell": 13, "exception": "NameError", "name": "layers"},
     },
     {
@@ -116,7 +120,9 @@ def make(doc: dict, spec: dict) -> dict:
     elif spec["kind"] == "moved":
         to = code[spec["above"] - 1]
         if spec["above_contains"] not in _source(doc["cells"][to]):
-            raise ValueError(f"{spec['original']}: code cell {spec['above']} lacks {spec['above_contains']!r}")
+            raise ValueError(
+                f"{spec['original']}: code cell {spec['above']} lacks {spec['above_contains']!r}"
+            )
         cell = doc["cells"].pop(at)
         doc["cells"].insert(to if to < at else to - 1, cell)
     elif spec["kind"] == "edited":
