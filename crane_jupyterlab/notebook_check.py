@@ -115,11 +115,13 @@ def check(path: Path, args: argparse.Namespace) -> dict[str, Any]:
         return {"notebook": str(path), "status": "unchecked", "reason": str(why), "seconds": seconds}
     steps = outcome.get("below") or []
     results = []
-    for cell, step in zip(cells, steps, strict=False):  # a run that ended early reports fewer
+    for number, (cell, step) in enumerate(zip(cells, steps, strict=False), 1):  # an early end reports fewer
         status = step.get("status")
         if status == "finished":
             status = "shortened" if (step.get("quick") or {}).get("cut") else "ran"
-        results.append({**step, "status": status, "index": cell["index"]})
+        elif status == "skipped":  # an empty cell: nothing else is skipped in a fresh interpreter
+            status = "ran"
+        results.append({**step, "status": status, "index": cell["index"], "code_cell": number})
     fails = next((r for r in results if r["status"] == "crashed" and not _depends(r)), None)
     timed = next((r for r in results if r["status"] in ("timed_out", "out_of_memory")), None)
     status = "fails" if fails else ("unchecked" if timed or any(r["status"] == "not_reached" for r in results)
@@ -135,7 +137,8 @@ def _depends(step: dict[str, Any]) -> bool:
 
 
 def _line(step: dict[str, Any]) -> str:
-    where = f"cell [{step['index'] + 1}]"
+    # numbered among the code cells, as Run All meets them (`index` in --json counts every cell)
+    where = f"code cell {step['code_cell']}"
     ms = step.get("elapsed_ms")
     took = f" ({ms / 1000:.1f} s)" if isinstance(ms, (int, float)) else ""
     status = step["status"]

@@ -216,8 +216,8 @@ def cells_of(sent: list[BelowCell], entries: list[BelowOutcome]) -> list[Noteboo
         status: Any = entry.status
         if status == "finished":
             status = "shortened" if shortened else "ran"
-        elif status == "skipped":  # a fresh worker ran nothing before: never expected
-            status = "not_reached"
+        elif status == "skipped":  # an empty cell (a fresh worker skips nothing else): it ran
+            status = "ran"
         reason = entry.reason
         for chain_words, ours in _WORDS:  # the chain's words, as a run from the top says them
             reason = reason.replace(chain_words, ours) if reason else reason

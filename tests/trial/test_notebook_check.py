@@ -24,13 +24,15 @@ def notebook(path: Path, *sources: str) -> Path:
 def test_a_notebook_that_needs_hidden_state_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "data.csv").write_text("age\n22\n38\n")
     read = "import csv\nrows = list(csv.DictReader(open('data.csv')))"
-    notebook(tmp_path / "a.ipynb", read, "%time n = len(rows)", "print(clean_rows[0])", "print('never')")
+    sources = (read, "%time n = len(rows)", "# only a comment", "print(clean_rows[0])", "print('never')")
+    notebook(tmp_path / "a.ipynb", *sources)
     assert main([str(tmp_path / "a.ipynb")]) == 1
     out = capsys.readouterr().out
     assert "a.ipynb: fails" in out
-    assert "cell [2] ran" in out and "cell [3] ran" in out  # the notebook's folder is the working directory
-    assert "cell [4] crashed at line 1: NameError: name 'clean_rows' is not defined" in out
-    assert "cell [5] not reached" in out
+    # numbered among the code cells (the markdown title is not one); the notebook's folder is the cwd
+    assert "code cell 1 ran" in out and "code cell 2 ran" in out and "code cell 3 ran" in out
+    assert "code cell 4 crashed at line 1: NameError: name 'clean_rows' is not defined" in out
+    assert "code cell 5 not reached" in out
 
 
 def test_notebooks_that_run_pass_and_a_bad_file_is_unchecked(
@@ -47,4 +49,4 @@ def test_notebooks_that_run_pass_and_a_bad_file_is_unchecked(
 def test_a_long_loop_is_cut_unless_full(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     notebook(tmp_path / "long.ipynb", "import time\nfor i in range(100):\n    time.sleep(0.1)")
     assert main([str(tmp_path / "long.ipynb"), "--cell-budget", "1"]) == 0
-    assert "cell [2] shortened" in capsys.readouterr().out
+    assert "code cell 1 shortened" in capsys.readouterr().out

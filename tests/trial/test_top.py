@@ -76,3 +76,60 @@ def test_cancel_ends_the_run() -> None:
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert trial.top_result(started["token"])["outcome"].get("cancelled") is True
+
+
+def test_matplotlib_inline_runs_in_the_worker() -> None:
+    # a plain IPython shell has no event loop for `%matplotlib`; in a kernel the magic selects a display
+    pytest.importorskip("matplotlib")
+    outcome = run_top(cells("%matplotlib inline\nimport matplotlib.pyplot as plt", "plt.plot([1, 2])"))
+    assert [c["status"] for c in outcome["below"]] == ["finished", "finished"], outcome
+
+
+def test_a_function_defined_above_keeps_its_loops_when_called_below() -> None:
+    # the function's loop belongs to the first cell's quick runtime; the second cell has its own
+    define = "def total(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s"
+    outcome = run_top(cells(define, "t = total(range(10))", "assert t == 45"))
+    assert [c["status"] for c in outcome["below"]] == ["finished"] * 3, outcome
+
+
+def test_a_cut_loop_in_a_function_from_above_makes_a_later_crash_depend_on_it() -> None:
+    define = "import time\ndef slow(n):\n    out = []\n    for i in range(n):\n        time.sleep(0.05)\n"
+    define += "        out.append(i)\n    return out"
+    outcome = run_top(cells(define, "got = slow(400)\nlast = got[399]"))
+    second = outcome["below"][1]
+    assert (second["status"], second["exception"]) == ("crashed", "IndexError"), second
+    assert second["quick"]["crash"] == "depends" and second["quick"]["cut"], second
+
+
+def test_joblib_n_jobs_runs_in_the_worker() -> None:
+    pytest.importorskip("joblib")
+    run = "from joblib import Parallel, delayed\n"
+    run += "squares = Parallel(n_jobs=2)(delayed(abs)(-i) for i in range(4))"
+    outcome = run_top(cells(run, "assert squares == [0, 1, 2, 3]"))
+    assert [c["status"] for c in outcome["below"]] == ["finished", "finished"], outcome
+
+
+LONG = "import time\nhist = []\nfor epoch in range(400):\n    time.sleep(0.05)\n    hist.append(epoch)\n"
+
+
+@pytest.mark.parametrize(
+    ("crash", "exception", "hedged"),
+    [
+        ("import crane_no_such_module_here", "ModuleNotFoundError", False),
+        ("print(never_bound_anywhere)", "NameError", False),
+        ("settings = {'lr': 0.1}\nsettings['momentum']", "KeyError", False),
+        ("print(best)", "NameError", True),  # bound in the cut loop, at its last epoch only
+        ("hist[399]", "IndexError", True),  # reads what the cut loop built
+        ("view = hist\nview[399]", "IndexError", True),  # the same list, by another name
+        ("open('checkpoint_399.txt').read()", "FileNotFoundError", True),  # a file a cut loop may write
+    ],
+)
+def test_a_crash_after_a_cut_is_claimed_only_where_the_cut_cannot_cause_it(
+    crash: str, exception: str, hedged: bool
+) -> None:
+    long = LONG + "    if epoch == 399:\n        best = epoch\n"
+    outcome = run_top(cells(long, "total = len(hist)", crash))
+    first, _, third = outcome["below"]
+    assert first["quick"]["cut"], first
+    assert (third["status"], third["exception"]) == ("crashed", exception), third
+    assert bool(third.get("after_cut")) is hedged, third

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import sys
 import time
 from typing import Any
@@ -72,6 +73,13 @@ def _ran_before(source: str, ns: dict[str, Any]) -> bool:
     return any(isinstance(entry, str) and entry.rstrip() == text for entry in history)
 
 
+def _has_code(code_text: str) -> bool:
+    try:
+        return bool(ast.parse(code_text).body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True  # it runs, and the run says what is wrong with it
+
+
 def _send(fd: int, message: dict[str, Any]) -> None:
     data = (json.dumps(message, default=str) + "\n").encode()
     while data:
@@ -88,10 +96,14 @@ def run(
     opts: dict[str, Any],
     writer: int,
     cut: bool = False,
+    fresh: bool = False,
 ) -> None:  # pragma: no cover - runs in the trial's child (tests/trial/test_chain.py runs it there)
     """Run the cells below `target` (which ran to its end) on the child's state, reporting each step.
-    `cut`: the target's run was shortened (a loop cut): what the steps then meet may depend on it."""
+    `cut`: the target's run was shortened (a loop cut): what the steps then meet may depend on it.
+    `fresh`: a fresh interpreter (the run from the top), whose history is not the kernel's: nothing is
+    skipped as already run."""
     changed = _touched(runnable(target, shell), ns)
+    above = Above(runnable(target, shell), cut)
     started = time.monotonic()
     budget = float(opts.get("chain_s") or 10.0)
     for index, cell in enumerate(below):
@@ -103,7 +115,11 @@ def run(
         code_text = runnable(source, shell)
         reads, _ = names(code_text)
         meets = sorted(reads & changed)
-        if not meets and _ran_before(source, ns):
+        if not _has_code(code_text):
+            _send(writer, {"phase": "below", "index": index, "status": "skipped", "reads": [],
+                           "reason": "nothing to run (empty, or only comments)"})  # fmt: skip
+            continue
+        if not meets and not fresh and _ran_before(source, ns):
             _send(writer, {"phase": "below", "index": index, "status": "skipped", "reads": [],
                            "reason": "it reads nothing the chain changed, and the kernel already ran this "
                            "same text: its effects are in the copy"})  # fmt: skip
@@ -123,12 +139,14 @@ def run(
             )
             done = {"status": "blocked", "elapsed_ms": done.get("elapsed_ms"),
                     "reason": f"the sandbox refused to {guard.refusals[refused]}{raised}"}  # fmt: skip
-        if cut:  # an earlier step was shortened: this one ran on what a cut loop left
-            done["after_cut"] = True
+        if cut and not above.independent(done, code_text, ns):
+            done["after_cut"] = True  # an earlier step was shortened: this crash may come from what it left
         _send(writer, {"phase": "below", "index": index, "reads": meets, **done})
         if done.get("status") not in GOES_ON:
             return
-        cut = cut or bool((done.get("quick") or {}).get("cut"))
+        step_cut = bool((done.get("quick") or {}).get("cut"))
+        cut = cut or step_cut
+        above.ran(code_text, ns, step_cut)
         changed |= _touched(code_text, ns)
     _send(writer, {"phase": "chain_end", "elapsed_ms": ms(time.monotonic() - started)})
 
@@ -136,3 +154,94 @@ def run(
 def _touched(code_text: str, ns: dict[str, Any]) -> set[str]:
     _, touches = names(code_text)
     return touches - _modules(touches, ns)
+
+
+# Crashes a cut loop above cannot cause: a module that is not installed; a name no cell above binds at all.
+_NAME_ERROR = re.compile(r"name '([^']+)' is not defined")
+# Text by which a cell binds names the parser cannot see: `exec`, a star import, `globals()`, a cell magic
+# (`%%time`, `%%capture out`), a line magic other than those known to bind nothing (`%run`, `%store -r`).
+_DYNAMIC = re.compile(
+    r"\bexec\(|\bglobals\(\)|\bvars\(\)|import \*|__dict__|run_cell_magic\("
+    r"|run_line_magic\('(?!(matplotlib|load_ext|autoreload|config|pip|conda|env|who|whos)')"
+)
+
+
+class Above:
+    """What the steps above a step did, to tell whether its crash may come from a loop cut above.
+
+    A step that runs after a cut step is marked `after_cut` (the crash is seen, not claimed) unless its
+    crash cannot depend on the cut: a missing module; a NameError for a name no cell above binds anywhere
+    (and none binds names dynamically); or a crash, not an OS error (a cut loop may not have written a
+    file), in a step that reads no name a cut step touched or derived from one (taint over the names, step
+    by step), no function, class or object of the notebook's own (their code reads globals), and no object
+    that is, or holds, an object bound to a tainted name."""
+
+    def __init__(self, target: str, cut: bool) -> None:
+        self.bound: set[str] = set()
+        self.dynamic = False
+        self.tainted: set[str] = set()
+        self.ran(target, {}, cut)
+
+    def ran(self, code_text: str, ns: dict[str, Any], cut: bool) -> None:
+        reads, touches = names(code_text)
+        self.bound |= touches
+        self.dynamic = self.dynamic or bool(_DYNAMIC.search(code_text))
+        if cut or reads & self.tainted:
+            self.tainted |= touches - _modules(touches, ns)
+
+    def independent(self, done: dict[str, Any], code_text: str, ns: dict[str, Any]) -> bool:
+        try:
+            return self._independent(done, code_text, ns)
+        except Exception:  # a hostile object's attribute: the crash stays hedged
+            return False
+
+    def _independent(self, done: dict[str, Any], code_text: str, ns: dict[str, Any]) -> bool:
+        if done.get("status") != "crashed":
+            return False
+        exception = str(done.get("exception") or "")
+        if exception == "ModuleNotFoundError":
+            return True
+        if exception == "NameError":
+            found = _NAME_ERROR.search(str(done.get("message") or ""))
+            if found is not None and not self.dynamic and found.group(1) not in self.bound:
+                return True
+        if self.dynamic or exception in _OS_ERRORS:
+            return False
+        reads, _ = names(code_text)
+        if reads & self.tainted or any(_notebooks(ns.get(n)) for n in reads):
+            return False
+        return not (_held(reads, ns) & _held(self.tainted, ns))
+
+
+_OS_ERRORS = {"OSError", "FileNotFoundError", "PermissionError", "IsADirectoryError", "NotADirectoryError",
+              "FileExistsError", "EOFError", "UnpicklingError", "EmptyDataError"}  # fmt: skip
+
+
+def _notebooks(value: Any) -> bool:
+    """A function, class or object of the notebook's own (code that may read any global)."""
+    if value is None:
+        return False
+    kind = value if isinstance(value, type) else type(value)
+    if getattr(kind, "__module__", "") == "__main__":
+        return True
+    function = getattr(value, "__func__", value)
+    return getattr(function, "__module__", "") == "__main__" and callable(function)
+
+
+def _held(found: set[str], ns: dict[str, Any]) -> set[int]:
+    """Ids of the objects bound to `found`, the arrays they view and the items of plain containers."""
+    ids: set[int] = set()
+    for name in found:
+        if name not in ns:
+            continue
+        value = ns[name]
+        items = list(value.values()) if isinstance(value, dict) else list(value) if isinstance(
+            value, (list, tuple, set)) else []  # fmt: skip
+        for each in [value, *items[:1000]]:
+            if not quick.carries(each):  # a number or string is shared by identity without meaning it
+                continue
+            ids.add(id(each))
+            base = getattr(each, "base", None)
+            if base is not None and not isinstance(each, type):
+                ids.add(id(base))
+    return ids

@@ -151,7 +151,7 @@ def enter_sandbox(
     tfwork.arm()  # a TensorFlow graph function ends the trial when called, instead of hanging
     step("threads")
     _libraries(scratch, random_state)
-    _startup_probes()
+    startup_probes()
     step("libraries")
     os_layer = False
     failure = "no seccomp filter for this platform"
@@ -436,7 +436,7 @@ class _ProbeAnswers:
         return None
 
 
-def _startup_probes() -> None:  # pragma: no cover - child only
+def startup_probes() -> None:  # pragma: no cover - child and worker only
     """Library start-up probes that start a process (the sandbox refuses one, and the trial would end
     "blocked" before the cell's real outcome) are answered in this process: loky's physical core count
     (`lscpu`), and joblib's worker processes for n_jobs > 1 (the sequential backend instead). Libraries

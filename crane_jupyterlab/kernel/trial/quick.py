@@ -30,6 +30,7 @@ rewritten runs unchanged.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import time
 from collections.abc import Iterable, Iterator
@@ -42,6 +43,7 @@ DEFAULT_K = 2
 LONG_S = 0.5  # a loop projected to run longer than this is cut after its first k iterations
 PROGRESS_S = 0.5  # a full trial tells the kernel how far it got at most this often
 NEVER = 1 << 62  # k of a full trial: nothing is cut
+_IDS = itertools.count()
 # Exceptions a shortened run raises by itself when the crashing line reads what the loops built.
 SHORTENED = ("AssertionError", "IndexError", "KeyError", "StopIteration", "ZeroDivisionError")
 # scikit-learn's check of X's columns against those seen in fit (which a sample of rows keeps)
@@ -108,7 +110,9 @@ class _Wrap(ast.NodeTransformer):
         return node
 
     def _add(self, node: ast.AST, kind: str) -> int:
-        lid = len(self.plan.loops)
+        # Ids unique in the process: a function a chain step defines keeps its loops' ids when a later
+        # step, with a runtime of its own, calls it (`Runtime.earlier`).
+        lid = next(_IDS)
         self.plan.loops[lid] = (getattr(node, "lineno", 0), kind, self.stmt)
         if self.function is not None:
             self.plan.functions.setdefault(self.function, set()).add(lid)
@@ -189,6 +193,10 @@ class Runtime:
     def __init__(self, plan: Plan, k: int = DEFAULT_K, long_s: float = LONG_S) -> None:
         self.plan, self.k, self.long_s = plan, max(1, int(k)), long_s
         self.loops = {lid: Loop(line, kind) for lid, (line, kind, _) in plan.loops.items()}
+        # Loops of functions an earlier cell of the same process defined (a chain's step, a run from the
+        # top): cut as the cell's own, but where they stand is another cell's, so a crash after one was
+        # cut depends on it.
+        self.earlier: dict[int, Loop] = {}
         self.fits: list[Loop] = []  # Keras fit calls
         self.started: dict[int, tuple[float, int]] = {}  # while loops: their run's start and count
         self.filename = ""
@@ -202,6 +210,18 @@ class Runtime:
 
     def _cut(self, loop: Loop) -> None:
         loop.cut = True
+
+    def inherit(self, previous: Runtime) -> None:
+        """Know the loops of the runtime before this one (and those it knew), counted afresh."""
+        for lid, old in {**previous.earlier, **previous.loops}.items():
+            if lid not in self.loops:
+                self.earlier[lid] = Loop(old.line, old.kind)
+
+    def _loop(self, lid: int) -> Loop:
+        loop = self.loops.get(lid) or self.earlier.get(lid)
+        if loop is None:  # an earlier runtime this one did not know of: a loop all the same
+            loop = self.earlier[lid] = Loop(0, "for")
+        return loop
 
     def long(self, started: float, n: int, total: int | None, first: float = 0.0) -> bool:
         """Whether a loop that ran `n` iterations since `started` (its first one ended at `first`) is
@@ -225,7 +245,7 @@ class Runtime:
 
     def call(self, lid: int, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
         """A call of a known long library API (libcalls.py): on a sample of its rows when long."""
-        return libcalls.run(self, self.loops[lid], fn, args, kwargs)
+        return libcalls.run(self, self._loop(lid), fn, args, kwargs)
 
     def note_globals(self, loop: Loop, func: Any) -> None:
         """A sampled call ran `func` on its first rows only: whatever global it changes is touched."""
@@ -233,7 +253,7 @@ class Runtime:
         self.globals |= set(getattr(code, "co_names", ()))
 
     def each(self, lid: int, iterable: Iterable[Any]) -> Iterator[Any]:
-        loop = self.loops[lid]
+        loop = self._loop(lid)
         loop.runs += 1
         total = _length(iterable)
         if total is not None:
@@ -260,12 +280,12 @@ class Runtime:
             yield item
 
     def enter(self, lid: int) -> None:
-        self.loops[lid].runs += 1
+        self._loop(lid).runs += 1
         self.started[lid] = (time.monotonic(), 0)
 
     def stop(self, lid: int) -> bool:
         """Whether the while loop `lid` stops before its next iteration."""
-        loop = self.loops[lid]
+        loop = self._loop(lid)
         started, n = self.started.get(lid, (time.monotonic(), 0))
         if n >= self.k and self.long(started, n, None):
             self._cut(loop)
@@ -302,6 +322,7 @@ class Runtime:
 
     def report(self) -> dict[str, Any]:
         loops = [v.report() for v in self.loops.values() if v.runs] + [f.report() for f in self.fits]
+        loops += [{**v.report(), "earlier": True} for v in self.earlier.values() if v.runs]
         out: dict[str, Any] = {"k": self.k, "loops": loops, "cut": any(v["cut"] for v in loops)}
         if self.skipped:
             out["skipped_asserts"] = self.skipped
@@ -315,7 +336,7 @@ class Runtime:
         """`certain`, `depends` or `shortened` (see the module's doc). `frames`: the crash's frames in the
         cell, outermost first; `own`: raised by the cell's own code (not inside a library)."""
         if not any(loop.cut for loop in self.loops.values()) and not any(f.cut for f in self.fits):
-            return "certain"
+            return "depends" if any(loop.cut for loop in self.earlier.values()) else "certain"
         index = _statement(self.plan.body, frames[0]["line"] if frames else None)
         touched = self._touched(index, ns)
         if touched is None:
@@ -366,7 +387,7 @@ class Runtime:
         value; by the count), whether it calls a function of the cell, whether anything was changed."""
         cut = [self.plan.loops[lid][2] for lid, loop in self.loops.items() if loop.cut]
         fits = [_statement(self.plan.body, f.line) for f in self.fits if f.cut]
-        if index is None or None in fits:
+        if index is None or None in fits or any(loop.cut for loop in self.earlier.values()):
             return None
         cut_statements = set(cut) | {i for i in fits if i is not None}
         if not cut_statements:
@@ -376,13 +397,13 @@ class Runtime:
             return reads | {NAME}, reads | {NAME}, False, True  # never only estimators' names
         values: set[str] = set()
         # what a function's cut loop touched: its callers' stores; globals a sampled call's function uses
-        counts: set[str] = {n for n in self.globals if _carries(ns.get(n))}
+        counts: set[str] = {n for n in self.globals if carries(ns.get(n))}
         for i in cut_statements:
             stmt = self.plan.body[i]
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 counts.add(stmt.name)
             else:  # what it binds or changes, and every mutable object it reads
-                counts |= _stored(stmt) | {n for n in _names(stmt) if _carries(ns.get(n))}
+                counts |= _stored(stmt) | {n for n in _names(stmt) if carries(ns.get(n))}
         values |= counts
         for stmt in self.plan.body[min(cut_statements) + 1 : index]:
             names = _names(stmt)
@@ -484,7 +505,7 @@ def _stored(node: ast.AST) -> set[str]:
     return out
 
 
-def _carries(value: Any) -> bool:
+def carries(value: Any) -> bool:
     """Whether a name's value can carry what a loop did to it without rebinding the name: not a module,
     class, function or builtin, nor an immutable value (a number, a string, a tuple of those)."""
     import types
@@ -493,7 +514,7 @@ def _carries(value: Any) -> bool:
     if isinstance(value, (int, float, complex, str, bytes, bool, type(None), range, frozenset)):
         return False
     if isinstance(value, tuple):
-        return any(_carries(v) for v in value)
+        return any(carries(v) for v in value)
     return not isinstance(value, kinds)
 
 
@@ -526,6 +547,9 @@ def prepare(code_text: str, filename: str, ns: dict[str, Any], opts: dict[str, A
     budget = opts.get("budget_s")
     if isinstance(budget, (int, float)) and budget > 0:
         runtime.budget_s, runtime.deadline = float(budget), time.monotonic() + float(budget)
+    previous = ns.get(NAME)
+    if isinstance(previous, Runtime):
+        runtime.inherit(previous)
     ns[NAME] = runtime
     if quick:
         keras_fit(runtime)

@@ -24,6 +24,7 @@ import time
 from typing import Any
 
 from . import chain, execute, quick, state, transfer
+from .child import startup_probes
 from .outcome import REBUILD_REFUSED, listed, ms, private_kb, unavailable
 from .sandbox import confine, overlay, seccomp
 from .sandbox.hooks import Guard
@@ -128,6 +129,10 @@ def _warm(args: dict[str, Any]) -> dict[str, Any]:
     os.environ.setdefault("MPLBACKEND", "agg")
     with contextlib.suppress(OSError):
         os.nice(int(args.get("nice", 5)))
+    with contextlib.suppress(BaseException):
+        # `platform.uname()` starts `uname -p`, which the sandbox refuses (TensorFlow's import asks):
+        # asked here, its answer is cached for the cell.
+        __import__("platform").processor()
     imported, failed = _import_all(args.get("modules", []))
     if args.get("cuda"):  # the kernel uses the GPU: this worker's own context, made while it waits
         with contextlib.suppress(BaseException):
@@ -172,6 +177,9 @@ def _shell() -> Any:
 
         shell.display_pub.publish = nothing  # type: ignore[method-assign]
         shell.display_pub.clear_output = nothing  # type: ignore[method-assign]
+        # `%matplotlib inline` (and `%gui`) ask a plain shell for an event loop it lacks, which raises
+        # NotImplementedError; in a kernel they select a display. Here nothing is displayed.
+        shell.enable_gui = nothing  # type: ignore[method-assign]
     except BaseException:
         shell = None
     _SHELL.append(shell)
@@ -191,6 +199,7 @@ def _run(
     # Libraries the kernel loaded after this spare started: imported now, before the sandbox, as the
     # spare imported the others (an import may probe the network or write a cache).
     _import_all(job.get("modules") or [])
+    startup_probes()  # joblib's n_jobs and loky's core count without a process, as in the fork
     devices = _own_gpu(float(job.get("gpu_fraction") or 0.5)) if job.get("cuda") else ()
     guard, ready = _sandbox(opts, scratch, control, layers, devices)
     shell = _shell()
@@ -235,13 +244,14 @@ def _run_top(
     os.environ["MPLBACKEND"] = "agg"
     sys.path[:] = job["sys_path"]
     opts = job["opts"]
+    startup_probes()
     guard, ready = _sandbox(opts, job["scratch"], control, layers)
     shell = _shell()
     ns: dict[str, Any] = shell.user_ns if shell is not None else {"__name__": "__main__"}
     _send(report, {"phase": "ready", **ready})
     # The empty target ran to its end: the kernel's side (watch.py) gives the cells the chain's budget.
     _send(report, {"phase": "done", "status": "finished", "elapsed_ms": 0.0, "refusals": []})
-    chain.run("", list(job["cells"]), ns, shell, guard, ready, opts, report)
+    chain.run("", list(job["cells"]), ns, shell, guard, ready, opts, report, fresh=True)
     return {"status": "finished", "top": True}
 
 
