@@ -1,49 +1,19 @@
 import type { CodeCell } from '@jupyterlab/cells';
 import type { Notebook } from '@jupyterlab/notebook';
-import { NotebookModel } from '@jupyterlab/notebook';
-import { NBTestUtils } from '@jupyterlab/notebook/lib/testutils';
-import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { Signal } from '@lumino/signaling';
-import { Widget } from '@lumino/widgets';
 
-import schemaJSON from '../../schema/plugin.json';
 import { AutoCheck, SETTLE_MS } from '../autocheck';
 import type { KernelActivity } from '../kernel';
 import { CellChecks } from '../model';
 import { CraneSettings } from '../settings';
 import type { IServerConfig } from '../tokens';
-
-const schema = schemaJSON as unknown as ISettingRegistry.ISchema;
+import { schema } from './fixtures';
+import { notebookWith } from './harness';
 
 /** The kernel's activity, as far as the automatic check reads it. */
 class FakeActivity {
   busy = false;
   readonly idle = new Signal<this, void>(this);
-}
-
-/** A real notebook widget with code cells of these sources, attached to the page. */
-function notebookWith(sources: string[]): Notebook {
-  const notebook = NBTestUtils.createNotebook();
-  const model = new NotebookModel();
-  // yjs warns about reads before the cells join the document; harmless here.
-  const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
-  model.fromJSON({
-    cells: sources.map((source, i) => ({
-      cell_type: 'code',
-      id: `cell-${i}`,
-      source,
-      metadata: {},
-      outputs: [],
-      execution_count: null
-    })),
-    metadata: {},
-    nbformat: 4,
-    nbformat_minor: 5
-  });
-  warn.mockRestore();
-  notebook.model = model;
-  Widget.attach(notebook, document.body);
-  return notebook;
 }
 
 /** A server that runs a trial with every full check: the full tier adds something. */

@@ -1,42 +1,15 @@
 import type { Notebook } from '@jupyterlab/notebook';
-import { NotebookModel } from '@jupyterlab/notebook';
-import { NBTestUtils } from '@jupyterlab/notebook/lib/testutils';
 import { nullTranslator } from '@jupyterlab/translation';
 import type { PanelLayout } from '@lumino/widgets';
-import { Widget } from '@lumino/widgets';
 
 import { BadgeLayer } from '../badges';
 import { CellBadge } from '../badge';
 import { CellChecks } from '../model';
 import type { ICheckRecord } from '../tokens';
 import { checksCrash } from './fixtures';
+import { notebookWith } from './harness';
 
 const trans = nullTranslator.load('crane_jupyterlab');
-
-/** A real notebook widget with code cells of these sources, attached to the page. */
-function notebookWith(sources: string[]): Notebook {
-  const notebook = NBTestUtils.createNotebook();
-  const model = new NotebookModel();
-  // yjs warns about reads before the cells join the document; harmless here.
-  const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
-  model.fromJSON({
-    cells: sources.map((source, i) => ({
-      cell_type: 'code',
-      id: `cell-${i}`,
-      source,
-      metadata: {},
-      outputs: [],
-      execution_count: null
-    })),
-    metadata: {},
-    nbformat: 4,
-    nbformat_minor: 5
-  });
-  warn.mockRestore();
-  notebook.model = model;
-  Widget.attach(notebook, document.body);
-  return notebook;
-}
 
 function record(cellId: string, source: string): ICheckRecord {
   return {

@@ -1,12 +1,8 @@
 import type { Notebook } from '@jupyterlab/notebook';
-import { NotebookModel } from '@jupyterlab/notebook';
-import { NBTestUtils } from '@jupyterlab/notebook/lib/testutils';
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { nullTranslator } from '@jupyterlab/translation';
 import { Signal } from '@lumino/signaling';
-import { Widget } from '@lumino/widgets';
 
-import schemaJSON from '../../schema/plugin.json';
 import type { IAnalyzeResult, IBelowOutcome } from '../api';
 import { describeText } from '../badge';
 import type { ICellPlace, ISentCell } from '../chain';
@@ -34,29 +30,15 @@ import { CellChecks } from '../model';
 import { CraneSettings } from '../settings';
 import type { IChainClaim, ICheckRecord } from '../tokens';
 import { cellView, overrules, warns } from '../verdict';
-import { finishedTrial, serverConfig } from './fixtures';
+import {
+  belowOutcome as outcome,
+  finishedTrial,
+  schema,
+  serverConfig
+} from './fixtures';
+import { notebookWith } from './harness';
 
 const trans = nullTranslator.load('crane_jupyterlab');
-const schema = schemaJSON as unknown as ISettingRegistry.ISchema;
-
-/** What the chain met in one cell below: a crash by default. */
-function outcome(over: Partial<IBelowOutcome> = {}): IBelowOutcome {
-  return {
-    cell_id: 'd',
-    status: 'crashed',
-    exception: 'KeyError',
-    message: "'age'",
-    line: 1,
-    reads: ['df'],
-    elapsed_ms: 12,
-    reason: null,
-    after_cut: false,
-    quick: null,
-    without_edit: false,
-    unbound: [],
-    ...over
-  };
-}
 
 function claim(over: Partial<IChainClaim> = {}): IChainClaim {
   return {
@@ -444,29 +426,6 @@ describe('staleness: no claim outlives what it was about', () => {
 
 class FakeActivity {
   readonly runFinished = new Signal<this, IRunEnd>(this);
-}
-
-function notebookWith(sources: string[]): Notebook {
-  const notebook = NBTestUtils.createNotebook();
-  const model = new NotebookModel();
-  const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
-  model.fromJSON({
-    cells: sources.map((source, i) => ({
-      cell_type: 'code',
-      id: `cell-${i}`,
-      source,
-      metadata: {},
-      outputs: [],
-      execution_count: null
-    })),
-    metadata: {},
-    nbformat: 4,
-    nbformat_minor: 5
-  });
-  warn.mockRestore();
-  notebook.model = model;
-  Widget.attach(notebook, document.body);
-  return notebook;
 }
 
 describe('ChainLayer', () => {

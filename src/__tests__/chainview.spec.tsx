@@ -1,6 +1,4 @@
 import { nullTranslator } from '@jupyterlab/translation';
-import { ReactWidget } from '@jupyterlab/ui-components';
-import { Widget } from '@lumino/widgets';
 import React from 'react';
 
 import type { IBelowOutcome } from '../api';
@@ -9,10 +7,10 @@ import { claimRecord } from '../chain';
 import { ChainSection, ClaimSection } from '../chainview';
 import type { IChainClaim } from '../tokens';
 import { cellView } from '../verdict';
-import { finishedTrial } from './fixtures';
+import { belowOutcome, finishedTrial } from './fixtures';
+import { rendered, texts } from './harness';
 
 const trans = nullTranslator.load('crane_jupyterlab');
-const settle = () => new Promise(resolve => setTimeout(resolve, 50));
 const NUMBERS: Record<string, number> = { e: 2, x: 3, y: 4, d: 6 };
 const numberOf = (id: string) => NUMBERS[id] ?? null;
 
@@ -34,30 +32,7 @@ function outcome(over: Partial<IBelowOutcome>): IBelowOutcome {
   };
 }
 
-const CRASH = outcome({
-  cell_id: 'd',
-  status: 'crashed',
-  exception: 'KeyError',
-  message: "'age'",
-  line: 1,
-  reads: ['df'],
-  elapsed_ms: 12,
-  without_edit: false
-});
-
-async function rendered(
-  element: React.ReactElement
-): Promise<{ node: HTMLElement; dispose: () => void }> {
-  const widget = ReactWidget.create(element);
-  Widget.attach(widget, document.body);
-  widget.update();
-  await settle();
-  return { node: widget.node, dispose: () => widget.dispose() };
-}
-
-function texts(node: HTMLElement, selector: string): string[] {
-  return [...node.querySelectorAll(selector)].map(e => e.textContent ?? '');
-}
+const CRASH = belowOutcome();
 
 describe('the chain in the panel', () => {
   it('lists each cell below with its outcome in words and its time, each a link to the cell', async () => {

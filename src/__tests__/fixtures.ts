@@ -1,5 +1,5 @@
 /**
- * Server answers for the unit tests. The first ones were RECORDED from a real jupyter_server with the
+ * Server answers (and the settings schema) for the unit tests. The first ones were RECORDED from a real jupyter_server with the
  * crane extension, a real kernel and the UI tests' stub model (ui-tests/crane_stub.py), for cells
  * run on this state (recorded.json):
  *
@@ -10,9 +10,15 @@
  * The trial-run answers follow the contract of crane_jupyterlab/api.py (TrialOutcome), written by
  * hand until the server side of trial runs exists.
  */
-import type { IAnalyzeResult, ITrialOutcome } from '../api';
+import type { ISettingRegistry } from '@jupyterlab/settingregistry';
+
+import schemaJSON from '../../schema/plugin.json';
+import type { IAnalyzeResult, IBelowOutcome, ITrialOutcome } from '../api';
 import type { IServerConfig } from '../tokens';
 import recorded from './recorded.json';
+
+/** The extension's settings schema, as `CraneSettings` takes it. */
+export const schema = schemaJSON as unknown as ISettingRegistry.ISchema;
 
 /** `df['Agee'].mean()`, a model configured: the checks decide, certain. */
 export const checksCrash = recorded.checksCrash as unknown as IAnalyzeResult;
@@ -178,6 +184,25 @@ export function serverConfig(over: Partial<IServerConfig> = {}): IServerConfig {
     trial: 'on-demand',
     trial_available: true,
     trial_unavailable_reason: null,
+    ...over
+  };
+}
+
+/** What the chain met in one cell below: a crash by default. */
+export function belowOutcome(over: Partial<IBelowOutcome> = {}): IBelowOutcome {
+  return {
+    cell_id: 'd',
+    status: 'crashed',
+    exception: 'KeyError',
+    message: "'age'",
+    line: 1,
+    reads: ['df'],
+    elapsed_ms: 12,
+    reason: null,
+    after_cut: false,
+    quick: null,
+    without_edit: false,
+    unbound: [],
     ...over
   };
 }

@@ -1,8 +1,5 @@
 import type { Notebook } from '@jupyterlab/notebook';
-import { NotebookModel } from '@jupyterlab/notebook';
-import { NBTestUtils } from '@jupyterlab/notebook/lib/testutils';
 import { Signal } from '@lumino/signaling';
-import { Widget } from '@lumino/widgets';
 
 import type { IAnalyzeResult } from '../api';
 import type { IRunEnd, IRunStart, KernelActivity } from '../kernel';
@@ -10,36 +7,12 @@ import { CellChecks } from '../model';
 import { RunOutcomes } from '../runs';
 import { SessionStats } from '../stats';
 import { checksCrash, noModelNoCrash } from './fixtures';
+import { notebookWith } from './harness';
 
 /** The kernel's activity, as far as the runs read it: the test emits the runs. */
 class FakeActivity {
   readonly runStarted = new Signal<this, IRunStart>(this);
   readonly runFinished = new Signal<this, IRunEnd>(this);
-}
-
-/** A real notebook widget with code cells of these sources, attached to the page. */
-function notebookWith(sources: string[]): Notebook {
-  const notebook = NBTestUtils.createNotebook();
-  const model = new NotebookModel();
-  // yjs warns about reads before the cells join the document; harmless here.
-  const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
-  model.fromJSON({
-    cells: sources.map((source, i) => ({
-      cell_type: 'code',
-      id: `cell-${i}`,
-      source,
-      metadata: {},
-      outputs: [],
-      execution_count: null
-    })),
-    metadata: {},
-    nbformat: 4,
-    nbformat_minor: 5
-  });
-  warn.mockRestore();
-  notebook.model = model;
-  Widget.attach(notebook, document.body);
-  return notebook;
 }
 
 const KEY_ERROR = { ename: 'KeyError', evalue: "'Agee'" };

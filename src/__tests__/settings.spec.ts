@@ -1,7 +1,6 @@
 import { DefaultSchemaValidator } from '@jupyterlab/settingregistry';
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 
-import schemaJSON from '../../schema/plugin.json';
 import {
   CraneSettings,
   defaultsOf,
@@ -10,9 +9,7 @@ import {
   serverSchema
 } from '../settings';
 import type { ICraneSettings } from '../tokens';
-import { serverConfig } from './fixtures';
-
-const schema = schemaJSON as unknown as ISettingRegistry.ISchema;
+import { schema, serverConfig } from './fixtures';
 
 /** What JupyterLab's own validator says of a user settings file under `shown`. */
 function errorsOf(
@@ -70,7 +67,7 @@ describe('the schema', () => {
     // whole numbers (a separator at 20, then output scrolling at 21): items spread over whole ranks
     // interleave with the core's. One whole rank, our separator first, keeps them together.
     const items = (
-      schemaJSON as unknown as {
+      schema as unknown as {
         'jupyter.lab.menus': {
           context: { command?: string; type?: string; rank: number }[];
         };

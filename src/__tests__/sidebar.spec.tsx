@@ -1,12 +1,10 @@
 import type { INotebookTracker } from '@jupyterlab/notebook';
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { nullTranslator } from '@jupyterlab/translation';
-import { ReactWidget } from '@jupyterlab/ui-components';
 import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 import React from 'react';
 
-import schemaJSON from '../../schema/plugin.json';
 import type { IAnalyzeResult } from '../api';
 import { Diagnosis, formatDuration } from '../diagnosis';
 import { CellChecks } from '../model';
@@ -22,16 +20,15 @@ import {
   modelCrash,
   noModelCrash,
   observedCrash,
+  schema,
   serverConfig
 } from './fixtures';
+import { rendered, settle, texts } from './harness';
 
 /** A server that cannot run trials. */
 const NO_TRIALS = { trial: 'off', trial_available: false } as const;
 
 const trans = nullTranslator.load('crane_jupyterlab');
-const schema = schemaJSON as unknown as ISettingRegistry.ISchema;
-
-const settle = () => new Promise(resolve => setTimeout(resolve, 50));
 
 /** A notebook tracker with one notebook open, whose watcher is `watcher`. */
 function trackerOf(current: unknown): INotebookTracker {
@@ -73,12 +70,12 @@ function record(result: IAnalyzeResult, source: string): ICheckRecord {
 }
 
 /** Render the diagnosis of `result` for a cell of `source`. */
-async function diagnosis(
+function diagnosis(
   result: IAnalyzeResult,
   source = "df['Agee'].mean()"
 ): Promise<{ node: HTMLElement; dispose: () => void }> {
   const r = record(result, source);
-  const widget = ReactWidget.create(
+  return rendered(
     <Diagnosis
       trans={trans}
       record={r}
@@ -87,14 +84,6 @@ async function diagnosis(
       serverCategories="SRV"
     />
   );
-  Widget.attach(widget, document.body);
-  widget.update();
-  await settle();
-  return { node: widget.node, dispose: () => widget.dispose() };
-}
-
-function texts(node: HTMLElement, selector: string): string[] {
-  return [...node.querySelectorAll(selector)].map(e => e.textContent ?? '');
 }
 
 describe('the diagnosis', () => {

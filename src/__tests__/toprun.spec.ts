@@ -1,43 +1,17 @@
 import type { ISessionContext } from '@jupyterlab/apputils';
 import type { Notebook } from '@jupyterlab/notebook';
-import { NotebookModel } from '@jupyterlab/notebook';
-import { NBTestUtils } from '@jupyterlab/notebook/lib/testutils';
 import { nullTranslator } from '@jupyterlab/translation';
 import { Signal } from '@lumino/signaling';
 import type { PanelLayout } from '@lumino/widgets';
-import { Widget } from '@lumino/widgets';
 
 import type { INotebookRequest, INotebookRun } from '../api';
 import { CraneRequestError } from '../request';
 import { TopBadge } from '../topbadge';
 import { NotebookTop } from '../toprun';
+import { notebookOf } from './harness';
 import { doneRun, outcome } from './topfixtures';
 
 const trans = nullTranslator.load('crane_jupyterlab');
-
-/** A real notebook widget with cells of these types and sources, attached to the page. */
-function notebookWith(cells: [string, string][]): Notebook {
-  const notebook = NBTestUtils.createNotebook();
-  const model = new NotebookModel();
-  // yjs warns about reads before the cells join the document; harmless here.
-  const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
-  model.fromJSON({
-    cells: cells.map(([type, source], i) => ({
-      cell_type: type,
-      id: `c${i}`,
-      source,
-      metadata: {},
-      ...(type === 'code' ? { outputs: [], execution_count: null } : {})
-    })),
-    metadata: {},
-    nbformat: 4,
-    nbformat_minor: 5
-  });
-  warn.mockRestore();
-  notebook.model = model;
-  Widget.attach(notebook, document.body);
-  return notebook;
-}
 
 /** The notebook's kernel, as far as the runs read it. */
 class FakeSession {
@@ -116,7 +90,7 @@ describe('NotebookTop', () => {
   let opened = 0;
 
   beforeEach(() => {
-    notebook = notebookWith(SOURCES);
+    notebook = notebookOf(SOURCES, 'c');
     session = new FakeSession();
     server = new FakeServer([RUNNING, RUNNING, DONE]);
     top = new NotebookTop({

@@ -1,5 +1,4 @@
 import { nullTranslator } from '@jupyterlab/translation';
-import { ReactWidget } from '@jupyterlab/ui-components';
 import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 import React from 'react';
@@ -7,10 +6,10 @@ import React from 'react';
 import type { INotebookRun } from '../api';
 import type { NotebookTop } from '../toprun';
 import { FromTopSection, TopToolbarItem } from '../topview';
+import { rendered, settle } from './harness';
 import { doneRun, outcome } from './topfixtures';
 
 const trans = nullTranslator.load('crane_jupyterlab');
-const settle = () => new Promise(resolve => setTimeout(resolve, 50));
 
 /** What the view reads of a notebook's runs. */
 function fakeTop(fields: Partial<NotebookTop> = {}): NotebookTop {
@@ -36,12 +35,12 @@ function fakeTop(fields: Partial<NotebookTop> = {}): NotebookTop {
   } as unknown as NotebookTop;
 }
 
-async function render(
+function render(
   top: NotebookTop,
   onStart = () => undefined,
   onReveal: (id: string) => void = () => undefined
 ): Promise<{ node: HTMLElement; dispose: () => void }> {
-  const widget = ReactWidget.create(
+  return rendered(
     <FromTopSection
       trans={trans}
       top={top}
@@ -49,10 +48,6 @@ async function render(
       onReveal={onReveal}
     />
   );
-  Widget.attach(widget, document.body);
-  widget.update();
-  await settle();
-  return { node: widget.node, dispose: () => widget.dispose() };
 }
 
 const CRASHED = doneRun([
