@@ -186,6 +186,28 @@ async def test_no_connection_leaves_the_trial(
     assert server.count == 0
 
 
+async def test_in_a_network_namespace_of_its_own_a_socket_may_be_made_and_bound(
+    kernel: tuple[Any, AsyncKernelClient], server: CountingServer, kit: SimpleNamespace, tmp_path: Path
+) -> None:
+    # TensorFlow's import makes a socket and binds ::1 (a probe); in the trial's own network namespace
+    # that reaches nothing outside, so it runs; a path is the machine's, and connecting stays refused.
+    bind = "s = socket.socket(socket.AF_INET6)\ns.bind(('::1', 0))\nport = s.getsockname()[1]"
+    bound = await kit.run_in_kernel(kernel[1], bind)
+    if "netns" not in str(bound["outcome"].get("sandbox")):
+        pytest.skip("no private network namespace here (the sandbox refuses every socket instead)")
+    assert bound["outcome"]["status"] == "finished", bound["outcome"]
+    then = "t = socket.socket()\nt.bind(('127.0.0.1', 0))\nt.listen()\n"
+    then += "socket.create_connection(t.getsockname())"
+    connected = await kit.run_in_kernel(kernel[1], then)
+    assert connected["outcome"]["status"] == "blocked", connected["outcome"]
+    path = tmp_path / "trial.sock"
+    unix = await kit.run_in_kernel(kernel[1], f"socket.socket(socket.AF_UNIX).bind({str(path)!r})")
+    assert unix["outcome"]["status"] == "blocked", unix["outcome"]
+    assert not path.exists()
+    await asyncio.sleep(0.3)
+    assert server.count == 0
+
+
 PROCESS_CELLS = {
     "subprocess": "subprocess.run(['sleep', '{mark}'])",
     "os.system": "os.system('sleep {mark}')",

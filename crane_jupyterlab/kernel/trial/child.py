@@ -161,7 +161,7 @@ def enter_sandbox(
             confine.drop_privileges(table[1])
             writable = [scratch] + ([confine.SHM] if layers.get("private_shm") else []) + cow["dirs"]
             if layers["landlock_abi"]:
-                confine.restrict_files(layers["landlock_abi"], writable)
+                confine.restrict_files(layers["landlock_abi"], writable, netns=bool(layers.get("netns")))
             listener = confine.install_filter(table[1], table[0], watched)
             import socket
 
@@ -189,6 +189,7 @@ def enter_sandbox(
         )
     private = ((confine.SHM,) if layers.get("private_shm") else ()) + tuple(cow["dirs"])
     guard = Guard(scratch, os_layer, private)
+    guard.netns = os_layer and bool(layers.get("netns"))
     sys.addaudithook(guard)
     _refuse_input(guard)
     inherited.guard_pools(guard.refuse)

@@ -301,7 +301,7 @@ def _sandbox(
             confine.drop_privileges(table[1])
             writable = [scratch] + ([confine.SHM] if layers.get("private_shm") else []) + cow["dirs"]
             if layers["landlock_abi"]:
-                confine.restrict_files(layers["landlock_abi"], writable, devices)
+                confine.restrict_files(layers["landlock_abi"], writable, devices, bool(layers.get("netns")))
             listener = confine.install_filter(table[1], table[0], {}, every_thread=True)
             grant = {"landlock": bool(layers["landlock_abi"]), "writable": writable, "watched": {},
                      "gpu": bool(devices), **overlay.grant(cow)}  # fmt: skip
@@ -320,6 +320,7 @@ def _sandbox(
         )
     private = ((confine.SHM,) if layers.get("private_shm") else ()) + tuple(cow["dirs"])
     guard = Guard(scratch, os_layer, private)
+    guard.netns = os_layer and bool(layers.get("netns"))
     sys.addaudithook(guard)
     _refuse_input(guard)
     guard.active = True

@@ -54,6 +54,7 @@ PR_SET_NO_NEW_PRIVS = 38
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 1
 CLONE_NEWNS = 0x00020000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
 # Where POSIX shared memory and named semaphores live; private to the child when it has a mount namespace.
@@ -68,6 +69,7 @@ LL_FS_ABI1 = sum(1 << n for n in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12))  # write, re
 LL_REFER = 1 << 13  # ABI 2
 LL_TRUNCATE = 1 << 14  # ABI 3
 LL_NET_TCP = 1 | 2  # ABI 4: bind, connect
+LL_NET_CONNECT = 2
 LL_SCOPE = 1 | 2  # ABI 6: abstract unix sockets, signals
 
 # -- ctypes plumbing ----------------------------------------------------------------------------------
@@ -165,6 +167,7 @@ def enter_namespaces(shm_mb: int = 256) -> bool:
             os.write(fd, text.encode())
         finally:
             os.close(fd)
+    _loopback_up()
     if not os.path.isdir(SHM):
         return False
     mount = c.lib.mount
@@ -182,6 +185,22 @@ def enter_namespaces(shm_mb: int = 256) -> bool:
     return bool(mount(b"tmpfs", SHM.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options) == 0)
 
 
+def _loopback_up() -> None:
+    """The new network namespace's own loopback, up (it starts down): a library that binds or probes
+    127.0.0.1 / ::1 (TensorFlow, a local test server) meets what it meets in the kernel, and still
+    nothing outside the trial."""
+    import fcntl
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            request = struct.pack("16sH", b"lo", 0)
+            flags = struct.unpack_from("16sH", fcntl.ioctl(sock.fileno(), SIOCGIFFLAGS, request))[1]
+            fcntl.ioctl(sock.fileno(), SIOCSIFFLAGS, struct.pack("16sH", b"lo", flags | IFF_UP))
+    except OSError:
+        pass  # binding a loopback address then fails as on a machine without one
+
+
 def drop_privileges(numbers: dict[str, int]) -> None:
     """no_new_privs (Landlock and seccomp need it) and no capabilities, whoever the kernel runs as."""
     c = libc()
@@ -193,15 +212,16 @@ def drop_privileges(numbers: dict[str, int]) -> None:
     c.syscall(numbers["capset"], hbuf, dbuf)
 
 
-def restrict_files(abi: int, writable: list[str], devices: tuple[str, ...] = ()) -> None:
+def restrict_files(abi: int, writable: list[str], devices: tuple[str, ...] = (), netns: bool = False) -> None:
     """Landlock: writes only beneath the `writable` directories and to /dev/null, and writes (no
     creation, no truncation) beneath this process's own /proc/<pid>/task, where its threads' names are
     (the supervisor lets only their `comm` files through), and to the `devices` files (a worker's GPU);
-    with ABI >= 4 no TCP bind/connect, with
-    ABI >= 6 no signals or abstract unix sockets beyond the sandbox."""
+    with ABI >= 4 no TCP connect, nor bind outside a network namespace of the trial's own (`netns`: an
+    address bound there reaches nothing); with ABI >= 6 no signals or abstract unix sockets beyond the
+    sandbox."""
     c = libc()
     handled = LL_FS_ABI1 | (LL_REFER if abi >= 2 else 0) | (LL_TRUNCATE if abi >= 3 else 0)
-    net = LL_NET_TCP if abi >= 4 else 0
+    net = (LL_NET_CONNECT if netns else LL_NET_TCP) if abi >= 4 else 0
     scoped = LL_SCOPE if abi >= 6 else 0
     attr = struct.pack("<QQQ", handled, net, scoped)
     size = 24 if abi >= 6 else (16 if abi >= 4 else 8)

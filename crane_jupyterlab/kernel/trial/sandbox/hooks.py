@@ -35,6 +35,8 @@ class Guard:
         self.scratch = [os.path.realpath(scratch)] if scratch else []
         self.scratch += list(private)
         self.os_layer = os_layer
+        # In a network namespace of its own (the OS layer's), an address bound reaches nothing outside.
+        self.netns = False
         self.refusals: list[str] = []
         self.active = False
 
@@ -167,6 +169,12 @@ def _connect(guard: Guard, args: tuple) -> str | None:  # type: ignore[type-arg]
     return f"connect to {_address(args[1])}"
 
 
+def _bind(guard: Guard, args: tuple) -> str | None:  # type: ignore[type-arg]
+    if guard.netns and isinstance(args[1], tuple):  # an IP address in the trial's own namespace
+        return None
+    return f"bind a socket to {_address(args[1])}"  # a path is shared with the machine
+
+
 def _send(guard: Guard, args: tuple) -> str | None:  # type: ignore[type-arg]
     return None if args[1] is None else f"send data to {_address(args[1])}"
 
@@ -225,7 +233,7 @@ _HANDLERS: dict[str, Callable[[Guard, tuple], str | None]] = {  # type: ignore[t
     "os.kill": _kill,
     "os.killpg": _killpg,
     "socket.connect": _connect,
-    "socket.bind": lambda g, a: f"bind a socket to {_address(a[1])}",
+    "socket.bind": _bind,
     "socket.sendto": _send,
     "socket.sendmsg": _send,
     "socket.getaddrinfo": _lookup,
