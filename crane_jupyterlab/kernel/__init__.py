@@ -38,6 +38,7 @@ MANIFEST = (
     "trial/outcome",
     "trial/libcalls",
     "trial/quick",
+    "trial/kerasfit",
     "trial/tfwork",
     "trial/execute",
     "trial/chain",

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from crane_jupyterlab.kernel.trial import quick
+from crane_jupyterlab.kernel.trial import kerasfit, quick
 
 pytestmark = pytest.mark.usefixtures("os_layer")
 
@@ -251,7 +251,7 @@ def test_a_keras_fit_wrapped_as_a_library_call_keeps_its_line(monkeypatch: pytes
     tree, plan = rewritten
     runtime = quick.Runtime(plan, k=2)
     runtime.filename = "<cell>"
-    quick.keras_fit(runtime)
+    kerasfit.keras_fit(runtime)
     ns: dict[str, Any] = {"model": Model(), quick.NAME: runtime}
     exec(compile(tree, "<cell>", "exec"), ns)
     assert ns["h"] == "fitted" and [f.line for f in runtime.fits] == [2]

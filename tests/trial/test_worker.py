@@ -423,6 +423,13 @@ async def test_a_quick_trial_cuts_a_long_keras_fit_in_the_worker(
         outcome = started["outcome"]
         assert outcome["status"] == "crashed" and outcome["worker"], outcome
         assert outcome["quick"]["cut"] is True  # the fit stopped after its first epochs; the line after ran
+        # A History's keys come from compile (no metrics here), not from how many epochs ran: the crash is
+        # the full run's too, whatever the cut.
+        fit = "history = model.fit(x, y, epochs=500, batch_size=8, verbose=0)\n"
+        done = await kit.run_in_kernel(kc, fit + "h = history.history['accuracy']", quick=True, budget_s=5)
+        outcome = done["outcome"]
+        assert (outcome["status"], outcome["exception"]) == ("crashed", "KeyError"), outcome
+        assert outcome["quick"]["cut"] is True and outcome["quick"]["crash"] == "certain", outcome["quick"]
 
 
 async def test_nothing_outlives_the_kernel(kit: SimpleNamespace, home: Path, sandbox: Any) -> None:

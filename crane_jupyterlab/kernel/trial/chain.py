@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 from ..cell import runnable
-from . import execute, quick
+from . import execute, kerasfit, quick
 from .outcome import ms
 
 # Statuses after which the chain goes on: a step that did not run to its end leaves a state the real run
@@ -170,11 +170,12 @@ class Above:
     """What the steps above a step did, to tell whether its crash may come from a loop cut above.
 
     A step that runs after a cut step is marked `after_cut` (the crash is seen, not claimed) unless its
-    crash cannot depend on the cut: a missing module; a NameError for a name no cell above binds anywhere
-    (and none binds names dynamically); or a crash, not an OS error (a cut loop may not have written a
-    file), in a step that reads no name a cut step touched or derived from one (taint over the names, step
-    by step), no function, class or object of the notebook's own (their code reads globals), and no object
-    that is, or holds, an object bound to a tainted name."""
+    crash cannot depend on the cut: a missing module; a key a Keras History lacks (kerasfit.py); a
+    NameError for a name no cell above binds anywhere (and none binds names dynamically); or a crash, not
+    an OS error (a cut loop may not have written a file), in a step that reads no name a cut step touched
+    or derived from one (taint over the names, step by step), no function, class or object of the
+    notebook's own (their code reads globals), and no object that is, or holds, an object bound to a
+    tainted name."""
 
     def __init__(self, target: str, cut: bool) -> None:
         self.bound: set[str] = set()
@@ -205,6 +206,10 @@ class Above:
             found = _NAME_ERROR.search(str(done.get("message") or ""))
             if found is not None and not self.dynamic and found.group(1) not in self.bound:
                 return True
+        frames = done.get("frames") or [{}]
+        line = str(frames[-1].get("text") or "") if isinstance(frames[-1], dict) else ""
+        if exception == "KeyError" and kerasfit.fixed_key(str(done.get("message") or ""), line, ns):
+            return True  # a Keras History's keys: the cut left fewer epochs, the same keys
         if self.dynamic or exception in _OS_ERRORS:
             return False
         reads, _ = names(code_text)

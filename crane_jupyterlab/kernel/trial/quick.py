@@ -7,7 +7,7 @@ break` at the top of its body. At run time (`Runtime`) a loop is cut after its f
 when it is long: its known length (`len`) projects past LONG_S from the time those k took, or, length
 unknown, it has already run LONG_S. Cheap loops (column lists, data preparation) run whole, so what
 follows them sees the state a real run sees. Keras `Model.fit` gets a callback that stops training after
-k epochs by the same rule (`keras_fit`). A DataLoader, a generator or a tf.data dataset iterated by a
+k epochs by the same rule (`kerasfit.py`). A DataLoader, a generator or a tf.data dataset iterated by a
 `for` loop is cut like any iterable.
 
 Each loop records how many iterations ran, whether it was cut and its length when known. After a crash,
@@ -337,6 +337,11 @@ class Runtime:
         cell, outermost first; `own`: raised by the cell's own code (not inside a library)."""
         if not any(loop.cut for loop in self.loops.values()) and not any(f.cut for f in self.fits):
             return "depends" if any(loop.cut for loop in self.earlier.values()) else "certain"
+        if exception == "KeyError" and frames and not self.skipped:
+            from .kerasfit import fixed_key
+
+            if fixed_key(message, str(frames[-1].get("text") or ""), ns):
+                return "certain"  # a History's keys come from compile, not from how many epochs ran
         index = _statement(self.plan.body, frames[0]["line"] if frames else None)
         touched = self._touched(index, ns)
         if touched is None:
@@ -413,48 +418,6 @@ class Runtime:
                 counts |= _stored(stmt)
         calls_user = any(_user_function(ns.get(n)) for n in reads)
         return reads & values, reads & counts, calls_user, bool(values)
-
-
-def keras_fit(runtime: Runtime) -> None:
-    """Keras `Model.fit`, in the child only: a callback stops training after k epochs when the epochs
-    so far project past LONG_S. Patched only when the kernel has imported Keras."""
-    import sys
-
-    keras = sys.modules.get("keras")
-    model_cls = getattr(keras, "Model", None)
-    callback_cls = getattr(getattr(keras, "callbacks", None), "Callback", None)
-    if model_cls is None or callback_cls is None:
-        return
-    # The library's own fit, not an earlier step's wrapper (a chain of cells prepares one runtime each).
-    fit = getattr(model_cls.fit, "_crane_original", model_cls.fit)
-
-    class _Cut(callback_cls):  # type: ignore[misc, valid-type]
-        def __init__(self, loop: Loop) -> None:
-            super().__init__()
-            self.loop, self.started = loop, time.monotonic()
-
-        def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
-            done = self.loop.iterations = epoch + 1
-            total = self.loop.total
-            if done >= runtime.k and (total or 0) > done and runtime.long(self.started, done, total):
-                runtime._cut(self.loop)
-                self.model.stop_training = True
-
-    def quick_fit(self: Any, *args: Any, **kwargs: Any) -> Any:
-        caller: Any = sys._getframe(1)
-        wrappers = (Runtime.call.__code__, libcalls.run.__code__)  # the cell's call, wrapped (libcalls)
-        while caller is not None and caller.f_code in wrappers:
-            caller = caller.f_back
-        line = caller.f_lineno if caller is not None and caller.f_code.co_filename == runtime.filename else 0
-        epochs = kwargs.get("epochs", args[4] if len(args) > 4 else 1)
-        loop = Loop(line, "fit")
-        loop.runs, loop.total = 1, epochs if isinstance(epochs, int) else None
-        runtime.fits.append(loop)
-        kwargs["callbacks"] = [*list(kwargs.get("callbacks") or []), _Cut(loop)]
-        return fit(self, *args, **kwargs)
-
-    quick_fit._crane_original = fit  # type: ignore[attr-defined]
-    model_cls.fit = quick_fit
 
 
 def _length(iterable: Any) -> int | None:
@@ -552,6 +515,8 @@ def prepare(code_text: str, filename: str, ns: dict[str, Any], opts: dict[str, A
         runtime.inherit(previous)
     ns[NAME] = runtime
     if quick:
+        from .kerasfit import keras_fit  # here: it imports this module
+
         keras_fit(runtime)
     return tree
 
