@@ -90,6 +90,10 @@ def working_set(code_text: str, ns: dict[str, Any], skip: frozenset[str] = froze
     functions and classes among them, transitively; never those in `skip` (what the shell put there)."""
     skip = skip | SHELL_NAMES
     todo = [n for n in cell_names(code_text) if n in ns and n not in skip]
+    if any(_keras_object(ns[n]) for n in todo):
+        # Keras rebuilds a model from its config, naming the classes of its layers, metrics and losses:
+        # the notebook's own must be rebuilt (and registered, `_fill_class`) before it, named or not.
+        todo += [n for n, v in list(ns.items()) if _keras_class(v, ns) and n not in skip]
     seen: set[str] = set()
     while todo:
         name = todo.pop()
@@ -104,6 +108,26 @@ def working_set(code_text: str, ns: dict[str, Any], skip: frozenset[str] = froze
         if isinstance(value, type) and _notebook_class(value, ns):
             todo.extend(b.__name__ for b in value.__mro__[1:] if _notebook_class(b, ns) and b.__name__ in ns)
     return sorted(seen)
+
+
+_KERAS = ("keras", "tf_keras")
+
+
+def _keras_class(value: Any, ns: dict[str, Any]) -> bool:
+    """A class of the notebook's own that derives from a Keras class (a model, layer, metric, loss...)."""
+    if not isinstance(value, type) or not _notebook_class(value, ns):
+        return False
+    try:
+        return any(_root_of(base) in _KERAS for base in type.__dict__["__mro__"].__get__(value)[1:])
+    except Exception:
+        return False
+
+
+def _keras_object(value: Any) -> bool:
+    try:
+        return any(_root_of(base) in _KERAS for base in type.__dict__["__mro__"].__get__(type(value)))
+    except Exception:
+        return False
 
 
 def _notebook_class(cls: type, ns: dict[str, Any]) -> bool:
@@ -153,7 +177,7 @@ def _fill_class(cls: type, state: dict[str, Any]) -> None:
     for key, value in state.items():
         setattr(cls, key, value)
     keras = sys.modules.get("keras")
-    if keras is not None and any(_root_of(base) in ("keras", "tf_keras") for base in cls.__mro__[1:]):
+    if keras is not None and any(_root_of(base) in _KERAS for base in cls.__mro__[1:]):
         # A Keras model or layer of the notebook: Keras' own unpickling looks its class up by name.
         with contextlib.suppress(Exception):
             keras.saving.get_custom_objects()[cls.__name__] = cls
