@@ -43,9 +43,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import chain_score
-from .kernels import fresh_kernel
+from .kernels import execute, fresh_kernel, halted, run_cells
 from .notebook_summary import load
-from .notebooks import KERNEL_ID, _env, _OneKernel, code_cells, execute
+from .notebooks import KERNEL_ID, _env, _OneKernel, code_cells
 
 SPLITS = ("dev", "unseen", "all")
 
@@ -226,19 +226,15 @@ async def run_case(
     try:
         async with fresh_kernel(cwd=str(path.parent), env=env) as (manager, kc):
             t0 = time.perf_counter()
-            errors, stopped = [], ""
-            for index, source in above:
-                run = await execute(kc, manager, source, args.timeout)
-                if run["status"] != "ok":
-                    errors.append(
-                        {"index": index, "status": run["status"], "exception": run.get("exception")}
-                    )
-                if run["status"] == "died" or run.get("stuck"):
-                    stopped = f"cell {index} above: {run.get('message') or run['status']}"
-                    break
+            ran = await run_cells(kc, manager, above, args.timeout)
+            errors = [
+                {"index": index, "status": run["status"], "exception": run.get("exception")}
+                for index, run in ran
+                if run["status"] != "ok"
+            ]
             row["above"] = {"cells": len(above), "errors": errors, "ms": _ms(time.perf_counter() - t0)}
-            if stopped:
-                row["error"] = stopped
+            if ran and (why := halted(ran[-1][1])):
+                row["error"] = f"cell {ran[-1][0]} above: {why}"
                 return row
             service = _service(manager, args)
             try:
@@ -312,11 +308,8 @@ async def truth(
     found: dict[str, Any] = {"edited": _real(edited_run), "below": []}
     if edited_run["status"] != "ok":
         return found
-    for index, source in below:
-        run = await execute(kc, manager, source, timeout)
-        found["below"].append(_real(run, index))
-        if run["status"] != "ok":
-            break
+    ran = await run_cells(kc, manager, below, timeout, stop_on_error=True)
+    found["below"] = [_real(run, index) for index, run in ran]
     return found
 
 
@@ -325,14 +318,9 @@ async def baseline(path: Path, args: argparse.Namespace, env: dict[str, str]) ->
     exception}; None when the notebook or its kernel failed."""
     try:
         cells = code_cells(path)
-        ran: dict[str, Any] = {}
         async with fresh_kernel(cwd=str(path.parent), env=env) as (manager, kc):
-            for index, source in cells:
-                run = await execute(kc, manager, source, args.timeout)
-                ran[str(index)] = {"status": run["status"], "exception": run.get("exception")}
-                if run["status"] == "died" or run.get("stuck"):
-                    break
-        return ran
+            ran = await run_cells(kc, manager, cells, args.timeout)
+        return {str(i): {"status": run["status"], "exception": run.get("exception")} for i, run in ran}
     except (OSError, ValueError, RuntimeError) as exc:
         print(f"crane-bench chain: no baseline for {path}: {exc}", file=sys.stderr)
         return None

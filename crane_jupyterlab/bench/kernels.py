@@ -1,19 +1,26 @@
-"""Fresh ipykernels of the current interpreter, for the benchmarks and the tests."""
+"""Fresh ipykernels of the current interpreter, for the benchmarks and the tests, and notebook cells run in
+them as Jupyter runs them (`execute`, `run_cells`: crane-bench notebooks and chain)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import queue
+import re
 import sys
+import sysconfig
 import tempfile
-from collections.abc import AsyncIterator, Mapping
+import time
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from jupyter_client.asynchronous.client import AsyncKernelClient
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
+
+from ..models import plain
 
 # Figures are drawn after each cell as in a notebook; TensorFlow keeps its C++ log lines to itself.
 KERNEL_ENV = {
@@ -21,6 +28,11 @@ KERNEL_ENV = {
     "TF_CPP_MIN_LOG_LEVEL": "2",
     "PYDEVD_DISABLE_FILE_VALIDATION": "1",
 }
+# Seconds a cell gets to answer after an interrupt before its notebook is given up.
+INTERRUPT_GRACE_S = 20.0
+# The traceback's frame of the executed cell: IPython >= 8 names it "Cell In[<count>], line <n>".
+_CELL_FRAME = re.compile(r"Cell In\[(\d+)\], line (\d+)")
+MESSAGE_CHARS = 500
 
 
 class CellFailed(Exception):
@@ -135,3 +147,106 @@ async def drain_iopub(kc: AsyncKernelClient) -> list[dict[str, Any]]:
             msgs.append(await kc.get_iopub_msg(timeout=0))
         except queue.Empty:
             return msgs
+
+
+# ---- notebooks: cells run as Jupyter runs them, whatever happens ------------------------------------
+
+
+async def run_cells(
+    kc: Any, manager: Any, cells: Iterable[tuple[int, str]], timeout: float, *, stop_on_error: bool = False
+) -> list[tuple[int, dict[str, Any]]]:
+    """Run the cells in order, each as `execute` does, going on after errors as a user would: (position,
+    what happened) of each cell that ran. It stops after a cell the kernel cannot go on from (`halted`) and,
+    with `stop_on_error`, after the first cell that did not run to its end."""
+    ran: list[tuple[int, dict[str, Any]]] = []
+    for index, source in cells:
+        run = await execute(kc, manager, source, timeout)
+        ran.append((index, run))
+        if halted(run) or (stop_on_error and run["status"] != "ok"):
+            break
+    return ran
+
+
+def halted(run: dict[str, Any]) -> str:
+    """Why no later cell can run after this one (the kernel died, or it ignored the interrupt), or ""."""
+    if run["status"] == "died" or run.get("stuck"):
+        return str(run.get("message") or run["status"])
+    return ""
+
+
+async def execute(kc: Any, manager: Any, source: str, timeout: float) -> dict[str, Any]:
+    """Run the cell as a notebook does; what happened: status ok|error|timeout|died, the exception, its
+    message and the cell's line, `stuck` when even an interrupt did not end it, and `ms`."""
+    t0 = time.perf_counter()
+    msg_id = kc.execute(source, silent=False, store_history=True, allow_stdin=False, stop_on_error=True)
+    run: dict[str, Any] = {"status": "ok"}
+    try:
+        try:
+            content = await wait_reply(kc, msg_id, timeout)
+        except TimeoutError:
+            run = {"status": "timeout", "message": f"ran past {timeout:g} s and was interrupted"}
+            await manager.interrupt_kernel()
+            try:
+                content = await wait_reply(kc, msg_id, INTERRUPT_GRACE_S)
+            except TimeoutError:
+                run.update(stuck=True, message=f"ran past {timeout:g} s and ignored the interrupt")
+                content = {}
+    except CellFailed as exc:  # the kernel died
+        run = {"status": "died", "message": str(exc)}
+        content = {}
+    run["ms"] = round((time.perf_counter() - t0) * 1000, 2)
+    await drain_iopub(kc)
+    if run["status"] == "ok" and content.get("status") != "ok":
+        evalue = str(content.get("evalue", ""))
+        run.update(
+            status="error",
+            exception=str(content.get("ename") or "Error"),
+            message=evalue[:MESSAGE_CHARS],
+            line=_line(content),
+            raised_in=_raised_in(content),
+        )
+    return run
+
+
+def _line(content: dict[str, Any]) -> int | None:
+    """The line of the executed cell the exception was raised from (its last frame in the cell)."""
+    count = str(content.get("execution_count"))
+    line = None
+    for entry in content.get("traceback") or []:
+        for match in _CELL_FRAME.finditer(plain(str(entry))):
+            if match.group(1) == count:
+                line = int(match.group(2))
+    return line
+
+
+_FILE_FRAME = re.compile(r"File (.+?):\d+")
+# Where Python and the installed libraries live: a frame there is not the notebook's own code.
+_INSTALLED = tuple(
+    {
+        str(Path(p).resolve()) + os.sep
+        for k, p in sysconfig.get_paths().items()
+        if k.endswith(("stdlib", "lib"))
+    }
+)
+
+
+def _raised_in(content: dict[str, Any]) -> str | None:
+    """Where the innermost frame that is not a library's lies: "cell" (the executed cell), "other cell"
+    (a function an earlier cell defined) or "file" (a module beside the notebook); None when the
+    traceback names no frame."""
+    count = str(content.get("execution_count"))
+    where = None
+    for entry in content.get("traceback") or []:
+        text = plain(str(entry)).lstrip()
+        cell = _CELL_FRAME.match(text)
+        if cell:
+            where = "cell" if cell.group(1) == count else "other cell"
+            continue
+        found = _FILE_FRAME.match(text)
+        if found:
+            path = Path(found.group(1)).expanduser()
+            # A module beside the notebook is shown by its absolute path; a relative one is a compiled
+            # library's own source (pandas/_libs/tslibs/offsets.pyx): the library's.
+            if path.is_absolute() and not str(path.resolve()).startswith(_INSTALLED):
+                where = "file"
+    return where

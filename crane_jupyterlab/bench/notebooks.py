@@ -46,25 +46,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import re
 import sys
-import sysconfig
 import time
 from pathlib import Path
 from typing import IO, Any
 
 from ..checks.astutil import bound_names
-from ..models import plain
 from . import notebook_summary as summary
-from .kernels import CellFailed, drain_iopub, fresh_kernel, wait_reply
+from .kernels import execute, fresh_kernel, halted
 
 KERNEL_ID = "crane-bench-notebook"
-# Seconds a cell gets to answer after an interrupt before its notebook is given up.
-INTERRUPT_GRACE_S = 20.0
-# The traceback's frame of the executed cell: IPython >= 8 names it "Cell In[<count>], line <n>".
-_CELL_FRAME = re.compile(r"Cell In\[(\d+)\], line (\d+)")
-MESSAGE_CHARS = 500
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -300,8 +291,8 @@ async def run_notebook(path: Path, args: argparse.Namespace, env: dict[str, str]
                         fixed = row["fix"]["source"]
                         run = row["fix_run"] = await execute(kc, manager, fixed, args.timeout)
                         _track_names(fixed, run["status"] == "ok", failed_names)
-                    if run["status"] == "died" or run.get("stuck"):
-                        stopped = f"cell {index}: {run.get('message') or run['status']}"
+                    if why := halted(run):
+                        stopped = f"cell {index}: {why}"
                     emit(row)
             finally:
                 await service.close()
@@ -366,84 +357,6 @@ async def _analyse(service: Any, source: str, args: argparse.Namespace, row: dic
         row["trial"] = result.trial.model_dump(exclude_none=True, exclude={"frames"})
     if result.fixes:  # at most one
         row["fix"] = result.fixes[0].model_dump(exclude_none=True)
-
-
-async def execute(kc: Any, manager: Any, source: str, timeout: float) -> dict[str, Any]:
-    """Run the cell as a notebook does; what happened: status ok|error|timeout|died, the exception, its
-    message and the cell's line, `stuck` when even an interrupt did not end it, and `ms`."""
-    t0 = time.perf_counter()
-    msg_id = kc.execute(source, silent=False, store_history=True, allow_stdin=False, stop_on_error=True)
-    run: dict[str, Any] = {"status": "ok"}
-    try:
-        try:
-            content = await wait_reply(kc, msg_id, timeout)
-        except TimeoutError:
-            run = {"status": "timeout", "message": f"ran past {timeout:g} s and was interrupted"}
-            await manager.interrupt_kernel()
-            try:
-                content = await wait_reply(kc, msg_id, INTERRUPT_GRACE_S)
-            except TimeoutError:
-                run.update(stuck=True, message=f"ran past {timeout:g} s and ignored the interrupt")
-                content = {}
-    except CellFailed as exc:  # the kernel died
-        run = {"status": "died", "message": str(exc)}
-        content = {}
-    run["ms"] = _ms(time.perf_counter() - t0)
-    await drain_iopub(kc)
-    if run["status"] == "ok" and content.get("status") != "ok":
-        evalue = str(content.get("evalue", ""))
-        run.update(
-            status="error",
-            exception=str(content.get("ename") or "Error"),
-            message=evalue[:MESSAGE_CHARS],
-            line=_line(content),
-            raised_in=_raised_in(content),
-        )
-    return run
-
-
-def _line(content: dict[str, Any]) -> int | None:
-    """The line of the executed cell the exception was raised from (its last frame in the cell)."""
-    count = str(content.get("execution_count"))
-    line = None
-    for entry in content.get("traceback") or []:
-        for match in _CELL_FRAME.finditer(plain(str(entry))):
-            if match.group(1) == count:
-                line = int(match.group(2))
-    return line
-
-
-_FILE_FRAME = re.compile(r"File (.+?):\d+")
-# Where Python and the installed libraries live: a frame there is not the notebook's own code.
-_INSTALLED = tuple(
-    {
-        str(Path(p).resolve()) + os.sep
-        for k, p in sysconfig.get_paths().items()
-        if k.endswith(("stdlib", "lib"))
-    }
-)
-
-
-def _raised_in(content: dict[str, Any]) -> str | None:
-    """Where the innermost frame that is not a library's lies: "cell" (the executed cell), "other cell"
-    (a function an earlier cell defined) or "file" (a module beside the notebook); None when the
-    traceback names no frame."""
-    count = str(content.get("execution_count"))
-    where = None
-    for entry in content.get("traceback") or []:
-        text = plain(str(entry)).lstrip()
-        cell = _CELL_FRAME.match(text)
-        if cell:
-            where = "cell" if cell.group(1) == count else "other cell"
-            continue
-        found = _FILE_FRAME.match(text)
-        if found:
-            path = Path(found.group(1)).expanduser()
-            # A module beside the notebook is shown by its absolute path; a relative one is a compiled
-            # library's own source (pandas/_libs/tslibs/offsets.pyx): the library's.
-            if path.is_absolute() and not str(path.resolve()).startswith(_INSTALLED):
-                where = "file"
-    return where
 
 
 def _track_names(source: str, ran: bool, failed_names: set[str]) -> None:

@@ -175,7 +175,7 @@ def test_the_share_given_a_fix_counts_only_crashes_an_edit_of_the_cell_could_fix
 
 
 def test_where_a_crash_was_raised_is_read_from_the_traceback() -> None:
-    from crane_jupyterlab.bench.notebooks import _raised_in
+    from crane_jupyterlab.bench.kernels import _raised_in
 
     def content(*frames: str) -> dict[str, Any]:
         return {

@@ -185,8 +185,8 @@ async def test_real_model_fix_is_offered_only_after_its_trial_ran(llama_server: 
     from dataclasses import replace
 
     from crane_jupyterlab.api import AnalyzeRequest, AnalyzeSettings
-    from crane_jupyterlab.bench.kernels import fresh_kernel
-    from crane_jupyterlab.bench.notebooks import KERNEL_ID, _OneKernel, execute
+    from crane_jupyterlab.bench.kernels import execute, fresh_kernel
+    from crane_jupyterlab.bench.notebooks import KERNEL_ID, _OneKernel
     from crane_jupyterlab.server.config import ServiceConfig
     from crane_jupyterlab.server.parts import default_parts
     from crane_jupyterlab.server.service import AnalysisService
