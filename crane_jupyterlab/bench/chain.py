@@ -45,7 +45,7 @@ from typing import IO, Any
 from . import chain_score
 from .kernels import execute, fresh_kernel, halted, run_cells
 from .notebook_summary import load
-from .notebooks import KERNEL_ID, _env, _OneKernel, code_cells
+from .notebooks import KERNEL_ID, _env, _OneKernel, add_shared_options, check_outputs, code_cells, report
 
 SPLITS = ("dev", "unseen", "all")
 
@@ -68,17 +68,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--chain-budget", type=float, default=10.0, help="seconds for the chain (the server's default, 10)"
     )
     p.add_argument("--no-baseline", action="store_true", help="do not run each notebook once unedited")
-    p.add_argument(
-        "--env",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="add to each kernel's environment (PIP_NO_INDEX=1: `%%pip install` cells install nothing)",
-    )
-    p.add_argument("--summary-json", type=Path, help="also write the summary as JSON")
-    p.add_argument(
-        "--summarize", type=Path, metavar="FILE", help="print the summary of an earlier --out file"
-    )
+    add_shared_options(p)
     p.set_defaults(func=main)
 
 
@@ -101,10 +91,7 @@ def main(args: argparse.Namespace) -> int:
             if out is not None:
                 out.close()
     figures = chain_score.summarize(rows)
-    print(chain_score.render(figures))
-    if args.summary_json is not None:
-        args.summary_json.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
-    return 0
+    return report(figures, chain_score.render(figures), args)
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -112,9 +99,7 @@ def _check_args(args: argparse.Namespace) -> None:
         raise ValueError("--corpus must name the folder the cases' notebooks were materialised in")
     if min(args.timeout, args.trial_budget, args.chain_budget) <= 0:
         raise ValueError("--timeout, --trial-budget and --chain-budget must be positive")
-    for path in (args.out, args.summary_json):
-        if path is not None and not path.parent.is_dir():
-            raise ValueError(f"directory {path.parent} does not exist")
+    check_outputs(args)
 
 
 def read_cases(path: Path | None) -> list[dict[str, Any]]:

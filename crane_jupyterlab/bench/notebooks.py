@@ -84,6 +84,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--model", help="litellm model name: a model judges what nothing certain decides")
     p.add_argument("--api-base", default="", help="OpenAI-compatible endpoint for --model")
+    add_shared_options(p)
+    p.set_defaults(func=main)
+
+
+def add_shared_options(p: argparse.ArgumentParser) -> None:
+    """The options `notebooks` and `chain` both end with: --env, --summary-json, --summarize."""
     p.add_argument(
         "--env",
         action="append",
@@ -95,7 +101,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--summarize", type=Path, metavar="FILE", help="print the summary of an earlier --out file"
     )
-    p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -128,7 +133,12 @@ def main(args: argparse.Namespace) -> int:
 
 def _report(rows: list[dict[str, Any]], args: argparse.Namespace) -> int:
     figures = summary.summarize(rows)
-    print(summary.render(figures))
+    return report(figures, summary.render(figures), args)
+
+
+def report(figures: dict[str, Any], text: str, args: argparse.Namespace) -> int:
+    """Print the summary's text, write its figures to --summary-json if asked; the exit code."""
+    print(text)
     if args.summary_json is not None:
         args.summary_json.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
     return 0
@@ -141,6 +151,11 @@ def _check_args(args: argparse.Namespace) -> None:
         raise ValueError("--timeout and --trial-budget must be positive")
     if args.fixes and args.trial == "off":
         raise ValueError("--fixes needs trials: --trial on-demand or auto")
+    check_outputs(args)
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """ValueError when the folder of --out or --summary-json does not exist."""
     for path in (args.out, args.summary_json):
         if path is not None and not path.parent.is_dir():
             raise ValueError(f"directory {path.parent} does not exist")
