@@ -37,8 +37,14 @@ from torch import nn
 import torch.nn.functional as F
 torch.manual_seed(0)
 device = DEVICE
-model = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 4)).to(device)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
+class Classifier(nn.Module):  # a module class of the notebook's own, as real notebooks write them
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 4))
+    def forward(self, inputs):
+        return self.body(inputs)
+model = Classifier().to(device)
+opt = torch.optim.Adam(model.parameters(), lr=0.01)
 x = torch.randn(512, 16, device=device)
 labels = torch.randint(0, 4, (512,), device=device)
 bad_labels = labels.clone()
@@ -87,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     ns: dict[str, Any] = {"__name__": "__main__", "DEVICE": args.device}
     exec(compile(SETUP, "<setup>", "exec"), ns)
     before = _fingerprint(ns, torch)
-    rows = []
+    rows: list[dict[str, Any]] = []
     ok = True
     for number, (name, cell, status, exception) in enumerate(TRIALS):
         if number:  # after the first (a cold start), a warm spare waits, as it does between a user's edits
@@ -109,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
     after = _fingerprint(ns, torch)
+    rebuilt = [float(r["outcome"]["worker"]["rebuild_ms"]) for r in rows
+               if (r["outcome"].get("worker") or {}).get("rebuild_ms") is not None]  # fmt: skip
+    late = sorted({m for r in rows for m in (r["outcome"].get("worker") or {}).get("late_imports") or []})
     still = _cuda_works(torch, args.device)
     unchanged = before == after
     ok &= unchanged and still
@@ -122,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
         "after": after,
         "kernel_cuda_still_works": still,
         "trials": rows,
+        "rebuild_ms": _percentiles(rebuilt),
+        "verdict_s_warm": _percentiles([float(r["seconds"]) for r in rows[1:]]),
+        "late_imports": late,  # modules a job had to import that the warm spare had not
         "passed": ok,
     }
     out = Path(args.out)
@@ -132,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         f" outcomes as expected; kernel tensors, weights and allocated memory unchanged: {unchanged};"
         f" kernel CUDA usable after the worker's device-side assert: {still}"
     )
+    print(f"gpuworker: warm verdict {summary['verdict_s_warm']} s; rebuild {summary['rebuild_ms']} ms; "
+          f"modules imported at a job: {late or 'none'}")  # fmt: skip
     return 0 if ok else 1
 
 
@@ -147,6 +161,17 @@ def _trial(control: Any, cell: str, ns: dict[str, Any], budget: float) -> dict[s
         time.sleep(0.05)
     control.cancel(started["token"])
     return {"status": "none", "reason": "no outcome in time"}
+
+
+def _percentiles(values: list[float]) -> dict[str, float] | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+
+    def pick(q: float) -> float:
+        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+    return {"p50": round(pick(0.5), 3), "p95": round(pick(0.95), 3), "n": len(ordered)}
 
 
 def _wait_warm(control: Any, timeout: float = 120.0) -> None:

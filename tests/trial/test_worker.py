@@ -480,6 +480,40 @@ async def test_a_quick_trial_cuts_a_long_keras_fit_in_the_worker(
         assert outcome["quick"]["cut"] is True and outcome["quick"]["crash"] == "certain", outcome["quick"]
 
 
+async def test_the_spare_imports_what_the_kernel_loads_while_it_waits(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    """A job should find its libraries imported: modules the kernel loads after the spare started go to
+    the spare while it waits (with the next trial), not at the job, before the inputs are rebuilt."""
+    pytest.importorskip("tensorflow")
+    pytest.importorskip("sklearn")
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, KERAS)
+        assert (await kit.run_in_kernel(kc, "q = x.sum()"))["outcome"]["status"] == "finished"  # a spare
+        await run_cell(kc, "import sklearn.linear_model")
+        assert (await kit.run_in_kernel(kc, "q = x.sum()"))["outcome"]["status"] == "finished"  # tops up
+        outcome = (await kit.run_in_kernel(kc, "model.fit(x, y, epochs=1, verbose=0)", budget_s=30.0))[
+            "outcome"
+        ]
+        assert outcome["status"] == "finished" and outcome["worker"], outcome
+        assert not [m for m in outcome["worker"]["late_imports"] or [] if m.startswith("sklearn")], outcome
+
+
+async def test_a_fork_that_aborts_in_a_tensorflow_kernel_is_named_and_the_worker_takes_the_cell(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    pytest.importorskip("tensorflow")
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, KERAS)
+        # the fork aborts as TensorFlow's runtime may there (the worker, a plain shell, has no ipykernel);
+        # the worker then runs the cell to its real end
+        cell = "import os, sys\nif 'ipykernel' in sys.modules:\n    os.abort()\nq = y_new[1000]"
+        done = await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0)
+        outcome = done["outcome"]
+        assert (outcome["status"], outcome.get("exception")) == ("crashed", "IndexError"), outcome
+        assert outcome["worker"], outcome
+
+
 async def test_nothing_outlives_the_kernel(kit: SimpleNamespace, home: Path, sandbox: Any) -> None:
     async with fresh_kernel(cwd=str(home)) as (km, kc):
         outcome = await trial(kit, kc, "x = 1")

@@ -97,7 +97,36 @@ def result(token: str | None = None) -> dict[str, Any]:
         return {"state": "unknown"}
     if trial.outcome is None:
         return {"state": "running", "token": trial.token, "elapsed_ms": ms(time.monotonic() - trial.forked)}
+    relay = _worker_after_a_fork_death(trial)
+    if relay is not None:
+        return {"state": "running", "token": relay.token, "elapsed_ms": ms(time.monotonic() - trial.forked)}
     return {"state": "done", "token": trial.token, "outcome": trial.outcome, "blocked_ms": trial.blocked_ms}
+
+
+# The fork trial last started in a kernel with TensorFlow's runtime: what a worker needs to take it over.
+_TAKEOVER: dict[str, Any] = {}
+
+
+def _worker_after_a_fork_death(trial: Any) -> worker.WorkerTrial | None:
+    """A fork of a kernel whose TensorFlow runtime is running may die of SIGABRT (a lock of a thread the
+    fork lacks): the worker, with a runtime of its own, takes the cell, under the same token (run here,
+    on the kernel's thread, which a request to poll the trial holds)."""
+    global _current
+    taken = dict(_TAKEOVER)
+    outcome = trial.outcome or {}
+    if taken.get("token") != trial.token or outcome.get("signal") not in worker.FORK_DEATHS:
+        return None
+    _TAKEOVER.clear()
+    try:
+        why = f"the fork died of {outcome['signal']}: TensorFlow's runtime, whose threads a fork lacks"
+        relay = worker.WorkerTrial(dict(taken["opts"], below=[]), _scratch, why)
+        relay.token = trial.token
+        relay.start(taken["source"], taken["ns"], _shell(), fork_first=False)
+    except Exception:  # the fork's outcome stands
+        return None
+    with _lock:
+        _current = relay
+    return relay
 
 
 def cancel(token: str | None = None) -> dict[str, Any]:
@@ -227,8 +256,11 @@ def _start(source: Any, opts: dict[str, Any], namespace: Any, t0: float) -> dict
         _current = trial
         # Not threading.Thread: its start() waits until the new thread runs, which the kernel would pay.
         _thread.start_new_thread(trial.watch, ())
+        _TAKEOVER.clear()
         if opts["worker"] == "auto" and tfwork.initialised_context() is not None:
             worker.warm_up(opts, _scratch)  # TensorFlow lives here: the next such cell finds a spare
+            if worker.possible():
+                _TAKEOVER.update(token=trial.token, source=source, opts=opts, ns=ns)
     return _running(trial, "fork", trial.setup_s)
 
 

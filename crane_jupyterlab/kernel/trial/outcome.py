@@ -62,7 +62,8 @@ def died(status: int, ready: dict[str, Any]) -> dict[str, Any]:
                 "reason": "the cell wrote to memory shared with other processes (np.memmap, shared memory), "
                 "which the sandbox keeps read-only",
             }
-        return unavailable(f"the trial process died of {name} (a library that is not safe to fork?)")
+        return {**unavailable(f"the trial process died of {name} (a library that is not safe to fork?)"),
+                "signal": name}  # fmt: skip
     if os.WIFEXITED(status):
         if not ready:
             return unavailable(

@@ -55,13 +55,7 @@ def main(args: dict[str, Any]) -> None:  # pragma: no cover - runs in the spawne
         import socket
 
         control = socket.socket(fileno=int(args["control"]))
-        message, fds, _, _ = socket.recv_fds(control, 1 << 20, 1)
-        while not message.endswith(b"\n"):
-            more = control.recv(1 << 20)
-            if not more:
-                _leave(str(args["scratch"]))  # the kernel discarded the spare, or went away
-            message += more
-        job = json.loads(message)
+        job, fds = _next_job(control, str(args["scratch"]))
         if "cells" in job:  # a run from the top (top.py): no inputs, a fresh namespace
             done = _run_top(job, control, report, layers)
         else:
@@ -76,6 +70,27 @@ def main(args: dict[str, Any]) -> None:  # pragma: no cover - runs in the spawne
             )
     finally:
         os._exit(code)
+
+
+def _next_job(control: Any, scratch: str) -> tuple[dict[str, Any], list[int]]:
+    """The job, and the descriptor sent with it; before it, the kernel may send modules it loaded since
+    this spare started (`{"warm": [...]}`), imported here while the spare still waits."""
+    import socket
+
+    buffer, fds = b"", []
+    while True:
+        while b"\n" not in buffer:
+            data, got, _, _ = socket.recv_fds(control, 1 << 20, 1)
+            if not data:
+                _leave(scratch)  # the kernel discarded the spare, or went away
+            buffer += data
+            fds += got
+        line, buffer = buffer.split(b"\n", 1)
+        message = json.loads(line)
+        if "warm" in message:
+            _import_all(list(message["warm"]))
+            continue
+        return message, fds
 
 
 def _send(fd: int, message: dict[str, Any]) -> None:
@@ -198,7 +213,7 @@ def _run(
     os.environ["MPLBACKEND"] = "agg"  # matplotlib was imported with it; a GUI backend has no display here
     # Libraries the kernel loaded after this spare started: imported now, before the sandbox, as the
     # spare imported the others (an import may probe the network or write a cache).
-    _import_all(job.get("modules") or [])
+    late, _ = _import_all(job.get("modules") or [])
     startup_probes()  # joblib's n_jobs and loky's core count without a process, as in the fork
     devices = _own_gpu(float(job.get("gpu_fraction") or 0.5)) if job.get("cuda") else ()
     guard, ready = _sandbox(opts, scratch, control, layers, devices)
@@ -219,9 +234,8 @@ def _run(
         os.close(pack)
     if guard.refusals:  # the inputs, or a module the cell imports, are not what the kernel has
         return unavailable(f"{REBUILD_REFUSED}{listed(guard.refusals)}")
-    ready.update(
-        {"rebuild_ms": ms(time.perf_counter() - t0), "names": len(rebuilt["names"]), "state_missed": missed}
-    )
+    ready["rebuild_ms"] = ms(time.perf_counter() - t0)
+    ready.update({"names": len(rebuilt["names"]), "state_missed": missed, "late_imports": late[:20]})
     _send(report, {"phase": "ready", **ready})
     done = execute.run(job["source"], ns, shell, guard, ready, quick.preparer(opts, report))
     if done.get("status") == "crashed" and "CUDA out of memory" in str(done.get("message")):

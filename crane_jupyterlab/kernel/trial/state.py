@@ -62,10 +62,28 @@ def _read(state: dict[str, Any], key: str, getter: Any) -> None:
         state[key] = getter()
 
 
+HEAVY = ("numpy", "pandas", "scipy", "sklearn", "torch", "tensorflow", "keras", "matplotlib", "seaborn",
+         "PIL", "xgboost", "lightgbm", "statsmodels", "transformers", "torchvision")  # fmt: skip
+
+
 def top_modules() -> set[str]:
-    heavy = ("numpy", "pandas", "scipy", "sklearn", "torch", "tensorflow", "keras", "matplotlib", "seaborn",
-             "PIL", "xgboost", "lightgbm", "statsmodels", "transformers", "torchvision")  # fmt: skip
-    return {name for name in heavy if name in sys.modules}
+    return {name for name in HEAVY if name in sys.modules}
+
+
+def loaded_modules() -> list[str]:
+    """The heavy libraries the kernel has loaded and their public submodules it has loaded
+    (`torch.nn.functional`, `sklearn.ensemble`, `keras.layers`), parents first: what a worker imports
+    ahead of a job, so that rebuilding the inputs imports nothing. A package's private modules come with
+    its public ones."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        root, _, rest = name.partition(".")
+        if module is None or root not in HEAVY:
+            continue
+        if rest and any(part.startswith("_") for part in rest.split(".")):
+            continue
+        found.append(name)
+    return sorted(found)
 
 
 def local_modules(code_text: str) -> list[str]:

@@ -95,7 +95,7 @@ class Spare:
 
         self.scratch = scratch
         self.cwd = os.getcwd()
-        self.modules = sorted(state.top_modules()) if modules is None else modules
+        self.modules = state.loaded_modules() if modules is None else modules
         self.started = time.monotonic()
         self.warm: dict[str, Any] | None = None
         self.buffer = b""
@@ -170,6 +170,18 @@ class Spare:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    def top_up(self, modules: list[str]) -> None:
+        """Have the waiting worker import the modules the kernel loaded since it started (its control
+        socket takes them before the job), so that the job finds them imported."""
+        new = [name for name in modules if name not in set(self.modules)]
+        if not new:
+            return
+        try:
+            self.control.sendall(json.dumps({"warm": new}).encode() + b"\n")
+            self.modules = sorted(set(self.modules) | set(new))
+        except OSError:
+            pass
+
     def discard(self) -> None:
         """End it and leave nothing: the process, its descriptors, its scratch directory."""
         import shutil
@@ -238,9 +250,11 @@ def payload_sources() -> tuple[str, list[tuple[str, str, str]]]:
 
 
 def warm_up(opts: dict[str, Any], scratch: Any) -> None:
-    """Start a spare in the background unless a live one for this working directory is there."""
+    """Start a spare in the background unless a live one for this working directory is there; a live
+    one imports what the kernel has loaded since it started."""
     with _spare_lock:
         if _spare is not None and _spare.alive() and _spare.cwd == os.getcwd():
+            _spare.top_up(state.loaded_modules())
             return
     import _thread
 
@@ -287,7 +301,18 @@ def _graphs_stopped(forked: Trial) -> bool:
     outcome = forked.outcome or {}
     if outcome.get("status") != "unavailable":
         return False
+    if outcome.get("signal") in FORK_DEATHS and forked.tensorflow:
+        # TensorFlow's runtime aborts in a fork of a process whose threads it started (a lock held by a
+        # thread the fork lacks): named, and the worker, with a runtime of its own, takes the cell.
+        outcome["reason"] = (
+            f"the trial process died of {outcome['signal']} in the fork: TensorFlow's runtime, whose "
+            "threads a fork of the kernel does not have"
+        )
+        return True
     return outcome.get("reason") == tfwork.REASON or (forked.stopped == "deadlock" and forked.tensorflow)
+
+
+FORK_DEATHS = ("SIGABRT", "SIGSEGV", "SIGBUS")
 
 
 class WorkerTrial:
@@ -425,7 +450,7 @@ class WorkerTrial:
             "scratch": spare.scratch,
             "package": packed.get("package"),
             "cuda": self.cuda,
-            "modules": sorted(state.top_modules()),
+            "modules": state.loaded_modules(),
             "gpu_fraction": float(self.opts.get("worker_gpu_fraction") or GPU_FRACTION),
             **self.environment,
         }
@@ -445,6 +470,8 @@ class WorkerTrial:
             "pack_ms": pack_ms,
             "handover_ms": ms(trial.forked - t1),
             "rebuild_ms": (trial.ready or {}).get("rebuild_ms"),
+            # modules the spare had not imported before the job (imported then, before the rebuild)
+            "late_imports": (trial.ready or {}).get("late_imports"),
             "inputs_mb": round(float(packed.get("inputs_bytes") or 0) / (1 << 20), 2),
             "names": len(packed.get("names") or []),
             "reason": self.reason,
