@@ -8,6 +8,10 @@
     python3 suites/notebooks/score37.py nompl DEST
         # then run/score with --diag (a diagnostic, not the score)
 
+Every subcommand takes `--manifest M --variants MODULE` (default suites/notebooks/issue37.json and hidden37);
+the second, blind corpus is `--manifest suites/notebooks/issue37b.json --variants hidden37b` (materialised by
+notebook_corpus.py DEST --manifest suites/notebooks/issue37b.json, then hidden37b.py DEST).
+
 `run` measures every notebook of issue37.json and every variant of hidden37.py, one measurement at a time, and
 keeps one JSON file per notebook and method under RESULTS (an existing file is kept: delete it to measure
 again):
@@ -47,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import json
 import os
 import re
@@ -60,9 +65,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
-import hidden37  # noqa: E402
-
 CELL_TIMEOUT = 900
+MANIFEST = HERE / "issue37.json"
+VARIANTS = "hidden37"
 
 
 MPL_LINE = re.compile(r"^\s*%matplotlib\b.*$", re.MULTILINE)
@@ -72,8 +77,12 @@ def nompl_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}__no-mpl-magic.ipynb")
 
 
-def notebooks(dest: Path, diag: bool = False) -> list[dict]:
-    manifest = json.loads((HERE / "issue37.json").read_text(encoding="utf-8"))
+def notebooks(
+    dest: Path, diag: bool = False, manifest_path: Path = MANIFEST, variants: str = VARIANTS
+) -> list[dict]:
+    """The manifest's notebooks, then the variants of a module of this folder (VARIANTS, variant_path)."""
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    hidden = importlib.import_module(variants)
     out = [
         {
             "name": e["dest"],
@@ -85,8 +94,8 @@ def notebooks(dest: Path, diag: bool = False) -> list[dict]:
         }
         for e in manifest["notebooks"]
     ]
-    for spec in hidden37.VARIANTS:
-        path = hidden37.variant_path(dest, spec)
+    for spec in hidden.VARIANTS:
+        path = hidden.variant_path(dest, spec)
         out.append({"name": str(path.relative_to(dest)), "path": path, "variant": spec})
     if not diag:
         return out
@@ -100,7 +109,7 @@ def notebooks(dest: Path, diag: bool = False) -> list[dict]:
 
 def cmd_nompl(args: argparse.Namespace) -> int:
     """Write STEM__no-mpl-magic.ipynb beside each notebook that has a %matplotlib line (blanked there)."""
-    for nb in notebooks(args.dest):
+    for nb in notebooks(args.dest, False, args.manifest, args.variants):
         doc = json.loads(nb["path"].read_text(encoding="utf-8"))
         changed = 0
         for cell in doc["cells"]:
@@ -248,7 +257,7 @@ def run_nbmake(path: Path, dest: Path) -> dict:
 def cmd_run(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     methods = args.only.split(",")
-    for nb in notebooks(args.dest, args.diag):
+    for nb in notebooks(args.dest, args.diag, args.manifest, args.variants):
         if args.match and args.match not in nb["name"]:
             continue
         for method in methods:
@@ -434,7 +443,10 @@ def score_one(nb: dict, out: Path, dest: Path) -> dict:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    rows = [score_one(nb, args.out, args.dest) for nb in notebooks(args.dest, args.diag)]
+    rows = [
+        score_one(nb, args.out, args.dest)
+        for nb in notebooks(args.dest, args.diag, args.manifest, args.variants)
+    ]
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -542,6 +554,9 @@ def main() -> int:
     s.add_argument("--diag", action="store_true", help="the __no-mpl-magic copies of `nompl`")
     n = sub.add_parser("nompl")
     n.add_argument("dest", type=Path)
+    for q in (r, s, n):
+        q.add_argument("--manifest", type=Path, default=MANIFEST, help="default: issue37.json")
+        q.add_argument("--variants", default=VARIANTS, help="a module of this folder (default: hidden37)")
     args = p.parse_args()
     args.dest = args.dest.resolve()
     return {"run": cmd_run, "score": cmd_score, "nompl": cmd_nompl}[args.cmd](args)

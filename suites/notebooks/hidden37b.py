@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Hidden-state variants of issue 37's second, blind corpus (suites/notebooks/issue37b.json), written before
+any measurement.
+
+    python3 suites/notebooks/hidden37b.py DEST  # DEST: where scripts/notebook_corpus.py wrote issue37b.json
+
+The same three changes as hidden37.py, each made in a live kernel *after* running the notebook top to bottom,
+without running anything again:
+
+- deleted: a cell that defines names is deleted after it ran;
+- moved:   a cell is moved above a cell whose names it reads;
+- edited:  a cell is edited after it ran, renaming a name it defines (every whole-word occurrence in that
+  cell).
+
+The live kernel ("the original run top to bottom, then the change") still holds every name the original
+defined. The truth is a real run of the variant from the top in a fresh kernel. `expect` is what we
+predicted, blind, before measuring anything on these notebooks: the first cell of the variant that fails from
+the top (its number among the variant's code cells, counted from 1) and the name its NameError lacks.
+
+Variants are written beside their originals as STEM__hidden-KIND.ipynb by hidden37.py's own `make` (cells
+addressed by their number among the original's code cells, each change checking the cell's text first).
+Deterministic; no notebook content is kept in this file beyond the short snippets that identify a cell."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hidden37 import make, variant_path
+
+__all__ = ["VARIANTS", "make", "variant_path"]
+
+VARIANTS = [
+    {
+        "original": "issue37b/dataflowr/Module16/16_batchnorm_simple.ipynb",
+        "kind": "deleted",
+        "cell": 14,
+        "contains": "def create_model(with_batchnorm",
+        "why": "the cell that defines create_model is deleted after it ran; the weight-scale experiment "
+        "below calls it, after the first 12-epoch training",
+        "expect": {"cell": 14, "exception": "NameError", "name": "create_model"},
+    },
+    {
+        "original": "issue37b/krohn/SGD-from-scratch.ipynb",
+        "kind": "deleted",
+        "cell": 15,
+        "contains": "def mse(my_yhat, my_y)",
+        "why": "the cell that defines mse is deleted after it ran; the next cell computes the cost with it",
+        "expect": {"cell": 15, "exception": "NameError", "name": "mse"},
+    },
+    {
+        "original": "issue37b/dataflowr/Module9/Normalizing_flows_sol.ipynb",
+        "kind": "moved",
+        "cell": 13,
+        "above": 12,
+        "contains": "p.reshape(x1.shape)",
+        "above_contains": "p = np.exp(flow.log_prob(",
+        "why": "the density plot is moved above the cell that computes the density p on the grid, after the "
+        "5,001-step training loop",
+        "expect": {"cell": 12, "exception": "NameError", "name": "p"},
+    },
+    {
+        "original": "issue37b/rhiever/Example Machine Learning Notebook.ipynb",
+        "kind": "moved",
+        "cell": 30,
+        "above": 29,
+        "contains": "grid_search.cv_results_['mean_test_score']",
+        "above_contains": "grid_search = GridSearchCV(decision_tree_classifier,",
+        "why": "the heatmap of the first grid search is moved above the cell that runs it (grid_search), "
+        "after the pairplots and the 1,000 decision trees",
+        "expect": {"cell": 29, "exception": "NameError", "name": "grid_search"},
+    },
+    {
+        "original": "issue37b/micrograd/demo.ipynb",
+        "kind": "edited",
+        "cell": 6,
+        "contains": "def loss(batch_size=None):",
+        "rename": ["loss", "compute_loss"],
+        "why": "the loss function is renamed after it ran; the 100-step training loop below still calls "
+        "loss()",
+        "expect": {"cell": 7, "exception": "NameError", "name": "loss"},
+    },
+    {
+        "original": "issue37b/nnfs/nn-from-scratch.ipynb",
+        "kind": "edited",
+        "cell": 6,
+        "contains": "epsilon = 0.01",
+        "rename": ["epsilon", "learning_rate"],
+        "why": "the hyperparameter cell is edited after it ran, epsilon renamed learning_rate; build_model "
+        "(defined below) still reads epsilon when the next cells call it",
+        "expect": {"cell": 10, "exception": "NameError", "name": "epsilon"},
+    },
+]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dest", type=Path)
+    args = p.parse_args()
+    for spec in VARIANTS:
+        doc = json.loads((args.dest / spec["original"]).read_text(encoding="utf-8"))
+        out = variant_path(args.dest, spec)
+        out.write_text(json.dumps(make(doc, spec), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"{spec['kind']:8s} {out.relative_to(args.dest)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
