@@ -246,7 +246,9 @@ def _start(source: Any, opts: dict[str, Any], namespace: Any, t0: float) -> dict
             relay = worker.WorkerTrial(fork_only, _scratch, why)
             # auto: the fork first (it observes all it can, on the kernel's own objects), the worker
             # where TensorFlow stops it.
-            relay.start(source, ns, shell, fork_first=opts["worker"] == "auto")
+            # (not where the cell calls a Keras fit/predict/evaluate or a tf.function at once)
+            first = opts["worker"] == "auto" and not worker.graph_call(runnable(source, shell), ns)
+            relay.start(source, ns, shell, fork_first=first)
             relay.blocked_ms = ms(time.perf_counter() - t0)
             _current = relay
             return _running(relay, "worker", relay.setup_s)

@@ -57,6 +57,58 @@ def needed(code_text: str, ns: dict[str, Any]) -> str | None:
     return None
 
 
+# Keras methods that always run a graph function: a fork would only reach it and stop.
+_GRAPH_METHODS = frozenset(
+    {"fit", "predict", "evaluate", "train_on_batch", "test_on_batch", "predict_on_batch"}
+)
+
+
+def graph_call(code_text: str, ns: dict[str, Any]) -> bool:
+    """Whether the cell calls, at its top level, a Keras model's fit/predict/evaluate or a `tf.function`
+    of the notebook: the fork would stop there, so the worker takes the cell at once."""
+    import ast
+
+    try:
+        tree = ast.parse(code_text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return False  # what the cell defines may be called or not: the fork decides
+    for stmt in tree.body:
+        call = getattr(stmt, "value", None)
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in _GRAPH_METHODS
+            and isinstance(func.value, ast.Name)
+        ):
+            if _keras_model(ns.get(func.value.id)):
+                return True
+        elif isinstance(func, ast.Name) and _tf_function(ns.get(func.id)):
+            return True
+    return False
+
+
+def _keras_model(value: Any) -> bool:
+    try:
+        mro = type.__dict__["__mro__"].__get__(type(value))
+    except Exception:
+        return False
+    return any(
+        type.__dict__["__name__"].__get__(c) == "Model"
+        and str(type.__dict__["__module__"].__get__(c)).split(".", 1)[0] in ("keras", "tf_keras")
+        for c in mro
+    )
+
+
+def _tf_function(value: Any) -> bool:
+    kind = type(value)
+    return kind.__qualname__ == "Function" and kind.__module__.split(".", 1)[0] == "tensorflow"
+
+
 def _uses_graphs(value: Any) -> bool:
     """A TensorFlow or Keras module, or an object or class of theirs (a notebook's subclass included)."""
     kind = type(value)
