@@ -170,6 +170,24 @@ def test_process_state_is_read_without_changing_it() -> None:
     assert "numpy_random" in state and "warnings" in state
 
 
+def test_reading_the_state_makes_no_keras_seed_generator() -> None:
+    # Making Keras' global seed generator creates variables: a trace where the inputs are packed on the
+    # kernel's own thread (CUDA), and seconds' worth of ops in a fork.
+    pytest.importorskip("keras")
+    from keras.src.backend.common import global_state
+    from keras.src.random import seed_generator
+
+    kept = global_state.get_global_attribute(seed_generator.GLOBAL_SEED_GENERATOR)
+    global_state.set_global_attribute(seed_generator.GLOBAL_SEED_GENERATOR, None)
+    try:
+        assert process_state.read().get("keras_seed") is None
+        assert global_state.get_global_attribute(seed_generator.GLOBAL_SEED_GENERATOR) is None
+        made = seed_generator.global_seed_generator()
+        assert process_state.read()["keras_seed"]["seed"] == made._initial_seed  # one there is read
+    finally:
+        global_state.set_global_attribute(seed_generator.GLOBAL_SEED_GENERATOR, kept)
+
+
 def test_the_shells_functions_are_never_copied_its_history_is() -> None:
     ns = {"__name__": "__main__", "In": ["x"], "Out": {}, "get_ipython": threading.get_ident, "x": 1}
     assert transfer.working_set("print(In, Out, x)\nget_ipython()", ns) == ["In", "Out", "x"]

@@ -146,11 +146,16 @@ def _tf_seed() -> Any:
 
 
 def _keras_seed_state() -> Any:
+    """The global seed generator's state where Keras has made one; never made here (making one creates
+    variables: slow in a fork, and a trace in a kernel whose inputs are packed on its own thread)."""
     module = sys.modules.get("keras.src.random.seed_generator")
-    generator = getattr(module, "global_seed_generator", None)
-    if generator is None:
+    holder = sys.modules.get("keras.src.backend.common.global_state")
+    name = getattr(module, "GLOBAL_SEED_GENERATOR", None)
+    if holder is None or name is None:
         return None
-    gen = generator()
+    gen = holder.get_global_attribute(name)
+    if gen is None:
+        return None
     return {"seed": gen._initial_seed, "state": gen.state.numpy()}
 
 
