@@ -109,7 +109,7 @@ def test_joblib_n_jobs_runs_in_the_worker() -> None:
     assert [c["status"] for c in outcome["below"]] == ["finished", "finished"], outcome
 
 
-LONG = "import time\nhist = []\nfor epoch in range(400):\n    time.sleep(0.05)\n    hist.append(epoch)\n"
+LONG = "import time\nfor epoch in range(400):\n    time.sleep(0.05)\n    hist.append(epoch)\n"
 
 
 @pytest.mark.parametrize(
@@ -121,6 +121,8 @@ LONG = "import time\nhist = []\nfor epoch in range(400):\n    time.sleep(0.05)\n
         ("print(best)", "NameError", True),  # bound in the cut loop, at its last epoch only
         ("hist[399]", "IndexError", True),  # reads what the cut loop built
         ("view = hist\nview[399]", "IndexError", True),  # the same list, by another name
+        ("box.kept[399]", "IndexError", True),  # an object that holds it (bound before the cut)
+        ("import numpy as np\nnp.zeros(3)[5]", "IndexError", False),  # an array: nothing of the cut's
         ("open('checkpoint_399.txt').read()", "FileNotFoundError", True),  # a file a cut loop may write
     ],
 )
@@ -128,8 +130,9 @@ def test_a_crash_after_a_cut_is_claimed_only_where_the_cut_cannot_cause_it(
     crash: str, exception: str, hedged: bool
 ) -> None:
     long = LONG + "    if epoch == 399:\n        best = epoch\n"
-    outcome = run_top(cells(long, "total = len(hist)", crash))
-    first, _, third = outcome["below"]
+    box = "import types\nbox = types.SimpleNamespace(kept=hist)"
+    outcome = run_top(cells("hist = []\n" + box, long, "total = len(hist)", crash))
+    _, first, _, third = outcome["below"]
     assert first["quick"]["cut"], first
     assert (third["status"], third["exception"]) == ("crashed", exception), third
     assert bool(third.get("after_cut")) is hedged, third

@@ -215,7 +215,7 @@ class Above:
         reads, _ = names(code_text)
         if reads & self.tainted or any(_notebooks(ns.get(n)) for n in reads):
             return False
-        return not (_held(reads, ns) & _held(self.tainted, ns))
+        return not (_held(reads, ns, attributes=True) & _held(self.tainted, ns))
 
 
 _OS_ERRORS = {"OSError", "FileNotFoundError", "PermissionError", "IsADirectoryError", "NotADirectoryError",
@@ -233,8 +233,9 @@ def _notebooks(value: Any) -> bool:
     return getattr(function, "__module__", "") == "__main__" and callable(function)
 
 
-def _held(found: set[str], ns: dict[str, Any]) -> set[int]:
-    """Ids of the objects bound to `found`, the arrays they view and the items of plain containers."""
+def _held(found: set[str], ns: dict[str, Any], attributes: bool = False) -> set[int]:
+    """Ids of the objects bound to `found`, the arrays they view and the items of plain containers; with
+    `attributes`, also what their instance attributes hold (a library object that keeps a model)."""
     ids: set[int] = set()
     for name in found:
         if name not in ns:
@@ -242,6 +243,12 @@ def _held(found: set[str], ns: dict[str, Any]) -> set[int]:
         value = ns[name]
         items = list(value.values()) if isinstance(value, dict) else list(value) if isinstance(
             value, (list, tuple, set)) else []  # fmt: skip
+        if attributes and not isinstance(value, (type, type(sys))):
+            try:
+                own = object.__getattribute__(value, "__dict__")  # no __getattr__ of the object runs
+            except AttributeError:  # no instance dict (an array, a number)
+                own = {}
+            items += list(own.values())[:1000] if isinstance(own, dict) else []
         for each in [value, *items[:1000]]:
             if not quick.carries(each):  # a number or string is shared by identity without meaning it
                 continue
