@@ -35,6 +35,7 @@ def ns() -> dict[str, Any]:
         ("def go():\n    return model.predict(x)\ngo()", False),  # what the cell defines: the fork decides
         ("if x:\n    model.predict(x)", False),  # not at the top level: it may not run
         ("model.predict(", False),  # half-typed
+        ("opt = make()\nmodel.fit(x, x)", False),  # what comes first may crash in the fork
     ],
 )
 def test_graph_calls(cell: str, expected: bool, ns: dict[str, Any]) -> None:

@@ -514,6 +514,29 @@ async def test_a_fork_that_aborts_in_a_tensorflow_kernel_is_named_and_the_worker
         assert outcome["worker"], outcome
 
 
+async def test_a_name_the_copy_lacks_is_never_claimed_as_the_cells_crash(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    """Keras rebuilds a Lambda layer's function with its own module's globals, not the notebook's: in the
+    worker `tf` is not defined there, where the kernel's run finds it."""
+    pytest.importorskip("tensorflow")
+    setup = (
+        "import numpy as np, keras, tensorflow as tf\n"
+        "seq = keras.Sequential([keras.Input((5,)), keras.layers.Lambda(lambda v: tf.expand_dims(v, -1)),\n"
+        "                        keras.layers.Flatten(), keras.layers.Dense(1)])\n"
+        "seq.compile('sgd', 'mse')\nseq.fit(np.ones((8, 5)), np.ones((8, 1)), epochs=1, verbose=0)\n"
+        "xs = np.ones((4, 5), dtype='float32')"
+    )
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, setup)
+        cell = "out = seq.predict(xs, verbose=0)\nassert out.shape == (4, 1)"
+        outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
+        assert (await real(kc, cell))["status"] == "finished"
+        assert outcome["status"] == "finished" or (
+            outcome["status"] == "unavailable" and "lacked `tf`" in outcome["reason"]
+        ), outcome
+
+
 async def test_nothing_outlives_the_kernel(kit: SimpleNamespace, home: Path, sandbox: Any) -> None:
     async with fresh_kernel(cwd=str(home)) as (km, kc):
         outcome = await trial(kit, kc, "x = 1")

@@ -238,6 +238,7 @@ def _run(
     ready.update({"names": len(rebuilt["names"]), "state_missed": missed, "late_imports": late[:20]})
     _send(report, {"phase": "ready", **ready})
     done = execute.run(job["source"], ns, shell, guard, ready, quick.preparer(opts, report))
+    done = _copy_lacked(done, job)
     if done.get("status") == "crashed" and "CUDA out of memory" in str(done.get("message")):
         share = float(job.get("gpu_fraction") or 0.5)
         cap = f"the cell needed more GPU memory than the worker's cap ({share:.0%} of the GPU)"
@@ -245,6 +246,25 @@ def _run(
     done["refusals"] = guard.refusals
     done["extra_memory_mb"] = round(max(0, private_kb(os.getpid()) - int(warm.get("warm_kb", 0))) / 1024, 1)
     return done
+
+
+def _copy_lacked(done: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
+    """A NameError for a name the kernel has is the copy's doing (a function rebuilt with other globals:
+    a Keras Lambda layer's, deserialized by Keras), not what the cell meets: never claimed as a crash.
+    Unless the cell itself deletes that name."""
+    import re
+
+    if done.get("status") != "crashed" or done.get("exception") != "NameError":
+        return done
+    found = re.search(r"name '([^']+)' is not defined", str(done.get("message") or ""))
+    if found is None or found.group(1) not in set(job.get("kernel_names") or []):
+        return done
+    name = found.group(1)
+    if re.search(rf"\bdel\b[^\n]*\b{re.escape(name)}\b", str(job.get("source") or "")):
+        return done
+    why = (f"the worker's copy of the inputs lacked `{name}`, which the kernel has (a function rebuilt "
+           "without the notebook's globals): the trial cannot tell what the cell meets")  # fmt: skip
+    return {**unavailable(why), "elapsed_ms": done.get("elapsed_ms")}
 
 
 def _run_top(

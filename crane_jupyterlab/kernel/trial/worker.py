@@ -64,8 +64,10 @@ _GRAPH_METHODS = frozenset(
 
 
 def graph_call(code_text: str, ns: dict[str, Any]) -> bool:
-    """Whether the cell calls, at its top level, a Keras model's fit/predict/evaluate or a `tf.function`
-    of the notebook: the fork would stop there, so the worker takes the cell at once."""
+    """Whether the cell's first statement calls a Keras model's fit/predict/evaluate or a `tf.function`
+    of the notebook: the fork would stop there, so the worker takes the cell at once. (A later call: what
+    comes before it may crash in the fork, on the kernel's own objects, even where the inputs cannot be
+    copied to a worker.)"""
     import ast
 
     try:
@@ -75,7 +77,7 @@ def graph_call(code_text: str, ns: dict[str, Any]) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             return False  # what the cell defines may be called or not: the fork decides
-    for stmt in tree.body:
+    for stmt in tree.body[:1]:  # the first statement: nothing before it can crash in a fork first
         call = getattr(stmt, "value", None)
         if not isinstance(call, ast.Call):
             continue
@@ -405,6 +407,8 @@ class WorkerTrial:
         self.pack = os.memfd_create("crane-trial-inputs", os.MFD_CLOEXEC)
         self.cuda = cuda
         self.fork_first = fork_first
+        # The names the kernel has: a NameError in the worker for one of them is the copy's, not the cell's.
+        self.kernel_names = [name for name in list(ns) if isinstance(name, str)]
         if cuda:
             self.packing = (runnable(source, shell), ns, shell)
             self.forked = time.monotonic()
@@ -504,6 +508,7 @@ class WorkerTrial:
             "cuda": self.cuda,
             "modules": state.loaded_modules(),
             "gpu_fraction": float(self.opts.get("worker_gpu_fraction") or GPU_FRACTION),
+            "kernel_names": self.kernel_names,
             **self.environment,
         }
         import socket
