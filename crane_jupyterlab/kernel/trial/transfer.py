@@ -107,7 +107,31 @@ def working_set(code_text: str, ns: dict[str, Any], skip: frozenset[str] = froze
             todo.extend(n for n in reads if n in ns and n not in seen and n not in skip)
         if isinstance(value, type) and _notebook_class(value, ns):
             todo.extend(b.__name__ for b in value.__mro__[1:] if _notebook_class(b, ns) and b.__name__ in ns)
+        for fn in _lambda_functions(value):  # what a Keras Lambda layer's notebook function reads
+            if fn.__globals__ is ns:
+                reads = set()
+                _code_names(fn.__code__, reads)
+                todo.extend(n for n in reads if n in ns and n not in seen and n not in skip)
     return sorted(seen)
+
+
+def _lambda_functions(value: Any) -> list[types.FunctionType]:
+    """The Python functions of the Keras Lambda layers a Keras model or layer holds (Keras saves them as
+    bytecode and loads them with its own module's globals: `rebuild` gives them the namespace's)."""
+    if not _keras_object(value):
+        return []
+    try:
+        layers = list(value._flatten_layers())
+    except Exception:
+        return []
+    found = []
+    for layer in layers:
+        kind = type(layer)
+        if kind.__name__ == "Lambda" and _root_of(kind) in _KERAS:
+            fn = getattr(layer, "function", None)
+            if type(fn) is types.FunctionType:
+                found.append(fn)
+    return found
 
 
 _KERAS = ("keras", "tf_keras")
@@ -505,6 +529,22 @@ def _size(n: float) -> str:
     return f"{n:.1f} GB"
 
 
+def _lambdas_in(value: Any, ns: dict[str, Any]) -> None:  # pragma: no cover - worker only
+    """A Keras Lambda layer's function as the notebook has it: Keras loaded its bytecode with the globals of
+    its own module, where the kernel's function reads the notebook's (`tf`, a constant)."""
+    for layer_fn in _lambda_functions(value):
+        globs = layer_fn.__globals__
+        if globs is ns or not str(globs.get("__name__", "")).startswith(_KERAS):
+            continue
+        for layer in value._flatten_layers():
+            if getattr(layer, "function", None) is layer_fn:
+                rebuilt = types.FunctionType(
+                    layer_fn.__code__, ns, layer_fn.__name__, layer_fn.__defaults__, layer_fn.__closure__
+                )
+                rebuilt.__kwdefaults__ = layer_fn.__kwdefaults__
+                layer.function = rebuilt
+
+
 class _Unpacker(pickle.Unpickler):
     """Reads the pack with this process's payload package in place of the kernel's."""
 
@@ -545,6 +585,9 @@ def rebuild(fd: int, ns: dict[str, Any], kernel_package: str) -> dict[str, Any]:
         name, value = unpacker.load()
         ns[name] = value
         names.append(name)
+    for name in names:
+        with contextlib.suppress(Exception):  # a layer we cannot walk keeps Keras' own globals
+            _lambdas_in(ns[name], ns)
     import linecache
 
     for filename, entry in unpacker.load().items():
