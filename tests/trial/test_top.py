@@ -136,3 +136,19 @@ def test_a_crash_after_a_cut_is_claimed_only_where_the_cut_cannot_cause_it(
     assert first["quick"]["cut"], first
     assert (third["status"], third["exception"]) == ("crashed", exception), third
     assert bool(third.get("after_cut")) is hedged, third
+
+
+def test_a_dataloader_with_workers_loads_in_the_trial_process() -> None:
+    # DataLoader(num_workers > 0) starts processes, which the sandbox refuses: the batches are loaded in
+    # the trial's own process, and an error in the dataset is the same exception as with workers
+    pytest.importorskip("torch")
+    setup = "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+    load = "data = TensorDataset(torch.arange(10.0))\n"
+    load += "loader = DataLoader(data, batch_size=4, num_workers=2, prefetch_factor=2)\n"
+    load += "total = sum(float(batch[0].sum()) for batch in loader)"
+    broken = "class Broken(torch.utils.data.Dataset):\n    def __len__(self):\n        return 3\n"
+    broken += "    def __getitem__(self, i):\n        return {'a': i}['b']\n"
+    broken += "next(iter(DataLoader(Broken(), num_workers=2)))"
+    outcome = run_top(cells(setup, load, "assert total == 45.0", broken))
+    assert [c["status"] for c in outcome["below"][:3]] == ["finished"] * 3, outcome
+    assert (outcome["below"][3]["status"], outcome["below"][3]["exception"]) == ("crashed", "KeyError")

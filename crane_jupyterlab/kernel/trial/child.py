@@ -402,6 +402,36 @@ def _answer_probes(cores: int) -> None:
             _answer_probes.entered = True  # type: ignore[attr-defined]
 
 
+_DATALOADER = "torch.utils.data.dataloader"
+
+
+def _load_in_process() -> None:
+    """torch's DataLoader with `num_workers > 0` starts worker processes (refused: the trial would end
+    "blocked"): its batches are loaded in this process instead, the same batches one after another; an
+    error in the dataset is raised as the same exception class as the workers re-raise."""
+    module = sys.modules.get(_DATALOADER)
+    loader: Any = getattr(module, "DataLoader", None)
+    if not isinstance(loader, type) or getattr(vars(loader).get("__init__"), "_crane_in_process", False):
+        return
+    original = vars(loader)["__init__"]
+
+    def __init__(self: Any, *given: Any, **kwargs: Any) -> None:
+        args = list(given)
+        for position, key, alone in ((5, "num_workers", 0), (11, "multiprocessing_context", None)):
+            if len(args) > position:
+                args[position] = alone
+            elif key in kwargs:
+                kwargs[key] = alone
+        if "prefetch_factor" in kwargs:
+            kwargs["prefetch_factor"] = None
+        if "persistent_workers" in kwargs:
+            kwargs["persistent_workers"] = False
+        original(self, *args, **kwargs)
+
+    __init__._crane_in_process = True  # type: ignore[attr-defined]
+    setattr(loader, "__init__", __init__)  # noqa: B010
+
+
 class _AnswerAfter:
     """A module's loader, then the probe answers once the module has run."""
 
@@ -415,6 +445,7 @@ class _AnswerAfter:
         self.loader.exec_module(module)
         with contextlib.suppress(Exception):
             _answer_probes(self.cores)
+            _load_in_process()
 
 
 class _ProbeAnswers:
@@ -423,7 +454,7 @@ class _ProbeAnswers:
     cores = 1
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name not in ("joblib", _LOKY_CONTEXT):
+        if name not in ("joblib", _LOKY_CONTEXT, _DATALOADER):
             return None
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
@@ -440,13 +471,15 @@ class _ProbeAnswers:
 def startup_probes() -> None:  # pragma: no cover - child and worker only
     """Library start-up probes that start a process (the sandbox refuses one, and the trial would end
     "blocked" before the cell's real outcome) are answered in this process: loky's physical core count
-    (`lscpu`), and joblib's worker processes for n_jobs > 1 (the sequential backend instead). Libraries
-    are touched only when loaded; a later import of joblib is answered as it runs."""
+    (`lscpu`), joblib's worker processes for n_jobs > 1 (the sequential backend instead), and torch
+    DataLoader's workers (loading in this process instead). Libraries are touched only when loaded; a
+    later import of joblib or torch is answered as it runs."""
     try:
         finder = _ProbeAnswers()
         finder.cores = _physical_cores()
         _answer_probes(finder.cores)
-        if _LOKY_CONTEXT not in sys.modules:
+        _load_in_process()
+        if _LOKY_CONTEXT not in sys.modules or _DATALOADER not in sys.modules:
             sys.meta_path.insert(0, finder)
     except Exception:
         pass
