@@ -43,6 +43,7 @@ MANIFEST = (
     "trial/execute",
     "trial/chain",
     "trial/state",
+    "trial/kerascopy",
     "trial/transfer",
     "trial/child",
     "trial/stuck",

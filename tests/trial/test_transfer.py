@@ -215,3 +215,17 @@ def test_only_the_modules_beside_the_notebook_that_the_cell_imports_are_imported
     # beside_b was imported by the kernel but not by the cell; json is the stdlib; pytest is installed
     assert process_state.local_modules(cell) == ["beside_a", "beside_pkg", "beside_pkg.part"]
     assert process_state.local_modules("def broken(:") == []
+
+
+@pytest.mark.parametrize(
+    ("cell", "names"),
+    [
+        # bound before anything reads it: the kernel's old value (maybe one no worker can take) stays
+        ("train_set = window(series)\nmodel.fit(train_set)", ["model", "series", "window"]),
+        ("x = x + 1\ny = x", ["x"]),  # read by its own assignment
+        ("def f():\n    return t\nf()\nt = 1", ["f", "t"]),  # read (by f) before it is bound
+        ("if c:\n    d = 1\nprint(d)", ["c", "d", "print"]),  # bound only on one path
+    ],
+)
+def test_the_working_set_leaves_out_what_the_cell_binds_first(cell: str, names: list[str]) -> None:
+    assert sorted(transfer.cell_names(cell)) == names

@@ -541,6 +541,20 @@ async def test_a_name_the_copy_lacks_is_never_claimed_as_the_cells_crash(
         assert outcome["status"] == "crashed" and outcome["exception"] == "NameError", outcome
 
 
+async def test_an_input_the_cell_binds_again_first_is_not_copied(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    """The kernel's `batches` (a generator: no worker can take it) is bound again by the cell before any
+    read: the worker never needs the old one (tensorflow/examples' forecasting notebook rebinds its
+    `train_set`, a tf.data pipeline, before `model.fit`)."""
+    pytest.importorskip("tensorflow")
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, KERAS + "\nbatches = (i for i in range(3))")
+        cell = "batches = [x, y]\nmodel.fit(batches[0], batches[1], epochs=1, verbose=0)"
+        outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
+        assert outcome["status"] == "finished" and outcome.get("worker"), outcome
+
+
 async def test_nothing_outlives_the_kernel(kit: SimpleNamespace, home: Path, sandbox: Any) -> None:
     async with fresh_kernel(cwd=str(home)) as (km, kc):
         outcome = await trial(kit, kc, "x = 1")

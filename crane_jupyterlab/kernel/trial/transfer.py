@@ -31,6 +31,7 @@ import sys
 import types
 from typing import Any
 
+from . import kerascopy
 from . import state as processes
 
 # What a worker copies at most (the inputs' in-band bytes and buffers together), unless told otherwise.
@@ -61,7 +62,26 @@ def cell_names(code_text: str) -> set[str]:
             names.add(node.id)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             names.update(node.names)
-    return names
+    return names - _bound_first(tree)
+
+
+def _bound_first(tree: ast.Module) -> set[str]:
+    """Names the cell binds before anything could read them: the first top-level statement that mentions
+    the name is a plain assignment to it (`train_set = window(...)`) whose value does not mention it.
+    The kernel's old value is never seen by the cell (it may be one no worker can take: a tf.data
+    pipeline)."""
+    seen: set[str] = set()
+    fresh: set[str] = set()
+    for stmt in tree.body:
+        mentioned = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.Global, ast.Nonlocal)):
+                mentioned.update(node.names)
+        if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+            value = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+            fresh |= {t.id for t in stmt.targets if isinstance(t, ast.Name)} - seen - value
+        seen |= mentioned
+    return fresh
 
 
 def _code_names(code: types.CodeType, found: set[str]) -> None:
@@ -90,10 +110,10 @@ def working_set(code_text: str, ns: dict[str, Any], skip: frozenset[str] = froze
     functions and classes among them, transitively; never those in `skip` (what the shell put there)."""
     skip = skip | SHELL_NAMES
     todo = [n for n in cell_names(code_text) if n in ns and n not in skip]
-    if any(_keras_object(ns[n]) for n in todo):
+    if any(kerascopy.keras_object(ns[n]) for n in todo):
         # Keras rebuilds a model from its config, naming the classes of its layers, metrics and losses:
         # the notebook's own must be rebuilt (and registered, `_fill_class`) before it, named or not.
-        todo += [n for n, v in list(ns.items()) if _keras_class(v, ns) and n not in skip]
+        todo += [n for n, v in list(ns.items()) if kerascopy.keras_class(v, ns) and n not in skip]
     seen: set[str] = set()
     while todo:
         name = todo.pop()
@@ -107,51 +127,12 @@ def working_set(code_text: str, ns: dict[str, Any], skip: frozenset[str] = froze
             todo.extend(n for n in reads if n in ns and n not in seen and n not in skip)
         if isinstance(value, type) and _notebook_class(value, ns):
             todo.extend(b.__name__ for b in value.__mro__[1:] if _notebook_class(b, ns) and b.__name__ in ns)
-        for fn in _lambda_functions(value):  # what a Keras Lambda layer's notebook function reads
+        for fn in kerascopy.lambda_functions(value):  # what a Keras Lambda layer's notebook function reads
             if fn.__globals__ is ns:
                 reads = set()
                 _code_names(fn.__code__, reads)
                 todo.extend(n for n in reads if n in ns and n not in seen and n not in skip)
     return sorted(seen)
-
-
-def _lambda_functions(value: Any) -> list[types.FunctionType]:
-    """The Python functions of the Keras Lambda layers a Keras model or layer holds (Keras saves them as
-    bytecode and loads them with its own module's globals: `rebuild` gives them the namespace's)."""
-    if not _keras_object(value):
-        return []
-    try:
-        layers = list(value._flatten_layers())
-    except Exception:
-        return []
-    found = []
-    for layer in layers:
-        kind = type(layer)
-        if kind.__name__ == "Lambda" and _root_of(kind) in _KERAS:
-            fn = getattr(layer, "function", None)
-            if type(fn) is types.FunctionType:
-                found.append(fn)
-    return found
-
-
-_KERAS = ("keras", "tf_keras")
-
-
-def _keras_class(value: Any, ns: dict[str, Any]) -> bool:
-    """A class of the notebook's own that derives from a Keras class (a model, layer, metric, loss...)."""
-    if not isinstance(value, type) or not _notebook_class(value, ns):
-        return False
-    try:
-        return any(_root_of(base) in _KERAS for base in type.__dict__["__mro__"].__get__(value)[1:])
-    except Exception:
-        return False
-
-
-def _keras_object(value: Any) -> bool:
-    try:
-        return any(_root_of(base) in _KERAS for base in type.__dict__["__mro__"].__get__(type(value)))
-    except Exception:
-        return False
 
 
 def _notebook_class(cls: type, ns: dict[str, Any]) -> bool:
@@ -201,7 +182,7 @@ def _fill_class(cls: type, state: dict[str, Any]) -> None:
     for key, value in state.items():
         setattr(cls, key, value)
     keras = sys.modules.get("keras")
-    if keras is not None and any(_root_of(base) in _KERAS for base in cls.__mro__[1:]):
+    if keras is not None and any(_root_of(base) in kerascopy.KERAS for base in cls.__mro__[1:]):
         # A Keras model or layer of the notebook: Keras' own unpickling looks its class up by name.
         with contextlib.suppress(Exception):
             keras.saving.get_custom_objects()[cls.__name__] = cls
@@ -529,22 +510,6 @@ def _size(n: float) -> str:
     return f"{n:.1f} GB"
 
 
-def _lambdas_in(value: Any, ns: dict[str, Any]) -> None:  # pragma: no cover - worker only
-    """A Keras Lambda layer's function as the notebook has it: Keras loaded its bytecode with the globals of
-    its own module, where the kernel's function reads the notebook's (`tf`, a constant)."""
-    for layer_fn in _lambda_functions(value):
-        globs = layer_fn.__globals__
-        if globs is ns or not str(globs.get("__name__", "")).startswith(_KERAS):
-            continue
-        for layer in value._flatten_layers():
-            if getattr(layer, "function", None) is layer_fn:
-                rebuilt = types.FunctionType(
-                    layer_fn.__code__, ns, layer_fn.__name__, layer_fn.__defaults__, layer_fn.__closure__
-                )
-                rebuilt.__kwdefaults__ = layer_fn.__kwdefaults__
-                layer.function = rebuilt
-
-
 class _Unpacker(pickle.Unpickler):
     """Reads the pack with this process's payload package in place of the kernel's."""
 
@@ -587,7 +552,7 @@ def rebuild(fd: int, ns: dict[str, Any], kernel_package: str) -> dict[str, Any]:
         names.append(name)
     for name in names:
         with contextlib.suppress(Exception):  # a layer we cannot walk keeps Keras' own globals
-            _lambdas_in(ns[name], ns)
+            kerascopy.lambdas_in(ns[name], ns)
     import linecache
 
     for filename, entry in unpacker.load().items():
