@@ -138,10 +138,15 @@ def make(doc: dict, spec: dict) -> dict:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    return write(VARIANTS, __doc__)
+
+
+def write(variants: list[dict], description: str | None) -> int:
+    """The command line of a variants module: write each of `variants` beside its original under DEST."""
+    p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dest", type=Path)
     args = p.parse_args()
-    for spec in VARIANTS:
+    for spec in variants:
         doc = json.loads((args.dest / spec["original"]).read_text(encoding="utf-8"))
         out = variant_path(args.dest, spec)
         out.write_text(json.dumps(make(doc, spec), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -23,14 +23,12 @@ Deterministic; no notebook content is kept in this file beyond the short snippet
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hidden37 import make, variant_path
+from hidden37 import make, variant_path, write
 
 __all__ = ["VARIANTS", "make", "variant_path"]
 
@@ -98,15 +96,7 @@ VARIANTS = [
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("dest", type=Path)
-    args = p.parse_args()
-    for spec in VARIANTS:
-        doc = json.loads((args.dest / spec["original"]).read_text(encoding="utf-8"))
-        out = variant_path(args.dest, spec)
-        out.write_text(json.dumps(make(doc, spec), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(f"{spec['kind']:8s} {out.relative_to(args.dest)}")
-    return 0
+    return write(VARIANTS, __doc__)
 
 
 if __name__ == "__main__":
