@@ -227,7 +227,8 @@ class Spare:
     def top_up(self, modules: list[str]) -> None:
         """Have the waiting worker import the modules the kernel loaded since it started (its control
         socket takes them before the job), so that the job finds them imported."""
-        new = [name for name in modules if name not in set(self.modules)]
+        have = set(self.modules)
+        new = [name for name in modules if name not in have]
         if not new:
             return
         try:
@@ -306,13 +307,23 @@ def payload_sources() -> tuple[str, list[tuple[str, str, str]]]:
 def warm_up(opts: dict[str, Any], scratch: Any) -> None:
     """Start a spare in the background unless a live one for this working directory is there; a live
     one imports what the kernel has loaded since it started."""
-    with _spare_lock:
-        if _spare is not None and _spare.alive() and _spare.cwd == os.getcwd():
-            _spare.top_up(state.loaded_modules())
-            return
     import _thread
 
+    with _spare_lock:
+        spare = _spare
+        if spare is not None and spare.alive() and spare.cwd == os.getcwd():
+            # off the kernel's thread: listing what it loaded takes ~20 ms with torch and TensorFlow
+            _thread.start_new_thread(_top_up, (spare,))
+            return
     _thread.start_new_thread(_replace, (opts, scratch))
+
+
+def _top_up(spare: Spare) -> None:
+    with contextlib.suppress(Exception):
+        modules = state.loaded_modules()
+        with _spare_lock:  # still the spare: no job was sent on its socket (`_take` removes it first)
+            if _spare is spare:
+                spare.top_up(modules)
 
 
 def _replace(opts: dict[str, Any], scratch: Any) -> None:
