@@ -157,7 +157,7 @@ def _touched(code_text: str, ns: dict[str, Any]) -> set[str]:
 
 
 # Crashes a cut loop above cannot cause: a module that is not installed; a name no cell above binds at all.
-_NAME_ERROR = re.compile(r"name '([^']+)' is not defined")
+NAME_ERROR = re.compile(r"name '([^']+)' is not defined")
 # Text by which a cell binds names the parser cannot see: `exec`, a star import, `globals()`, a cell magic
 # (`%%time`, `%%capture out`), a line magic other than those known to bind nothing (`%run`, `%store -r`).
 _DYNAMIC = re.compile(
@@ -203,7 +203,7 @@ class Above:
         if exception == "ModuleNotFoundError":
             return True
         if exception == "NameError":
-            found = _NAME_ERROR.search(str(done.get("message") or ""))
+            found = NAME_ERROR.search(str(done.get("message") or ""))
             if found is not None and not self.dynamic and found.group(1) not in self.bound:
                 return True
         frames = done.get("frames") or [{}]

@@ -256,7 +256,7 @@ def _copy_lacked(done: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
 
     if done.get("status") != "crashed" or done.get("exception") != "NameError":
         return done
-    found = re.search(r"name '([^']+)' is not defined", str(done.get("message") or ""))
+    found = chain.NAME_ERROR.search(str(done.get("message") or ""))
     if found is None or found.group(1) not in set(job.get("kernel_names") or []):
         return done
     name = found.group(1)
