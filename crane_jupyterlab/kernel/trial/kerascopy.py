@@ -33,6 +33,15 @@ def keras_object(value: Any) -> bool:
         return False
 
 
+def keras_model(value: Any) -> bool:
+    """An instance of a Keras Model class (a notebook's subclass included)."""
+    try:
+        mro = type.__dict__["__mro__"].__get__(type(value))
+    except Exception:
+        return False
+    return any(type.__dict__["__name__"].__get__(c) == "Model" and _root_of(c) in KERAS for c in mro)
+
+
 def lambda_functions(value: Any) -> list[types.FunctionType]:
     """The Python functions of the Keras Lambda layers a Keras model or layer holds (Keras saves them as
     bytecode and loads them with its own module's globals: `rebuild` gives them the namespace's)."""

@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from ..cell import python_source, runnable
-from . import fork, spawned, state, tfwork, transfer
+from . import fork, kerascopy, spawned, state, tfwork, transfer
 from .outcome import ms, unavailable
 from .watch import Trial
 
@@ -87,23 +87,11 @@ def graph_call(code_text: str, ns: dict[str, Any]) -> bool:
             and func.attr in _GRAPH_METHODS
             and isinstance(func.value, ast.Name)
         ):
-            if _keras_model(ns.get(func.value.id)):
+            if kerascopy.keras_model(ns.get(func.value.id)):
                 return True
         elif isinstance(func, ast.Name) and _tf_function(ns.get(func.id)):
             return True
     return False
-
-
-def _keras_model(value: Any) -> bool:
-    try:
-        mro = type.__dict__["__mro__"].__get__(type(value))
-    except Exception:
-        return False
-    return any(
-        type.__dict__["__name__"].__get__(c) == "Model"
-        and str(type.__dict__["__module__"].__get__(c)).split(".", 1)[0] in ("keras", "tf_keras")
-        for c in mro
-    )
 
 
 def _tf_function(value: Any) -> bool:
