@@ -97,13 +97,14 @@ def run(
     writer: int,
     cut: bool = False,
     fresh: bool = False,
-) -> None:  # pragma: no cover - runs in the trial's child (tests/trial/test_chain.py runs it there)
+) -> None:  # pragma: no cover - runs in the trial's child (tests/trial/test_trial_chain.py runs it there)
     """Run the cells below `target` (which ran to its end) on the child's state, reporting each step.
     `cut`: the target's run was shortened (a loop cut): what the steps then meet may depend on it.
     `fresh`: a fresh interpreter (the run from the top), whose history is not the kernel's: nothing is
     skipped as already run."""
-    changed = _touched(runnable(target, shell), ns)
-    above = Above(runnable(target, shell), cut)
+    target_code = runnable(target, shell)
+    changed = _touched(target_code, ns)
+    above = Above(target_code, cut)
     started = time.monotonic()
     budget = float(opts.get("chain_s") or 10.0)
     for index, cell in enumerate(below):
@@ -113,7 +114,7 @@ def run(
                            "reason": "the cell's source was not text"})  # fmt: skip
             return
         code_text = runnable(source, shell)
-        reads, _ = names(code_text)
+        reads, touches = names(code_text)
         meets = sorted(reads & changed)
         if not _has_code(code_text):
             _send(writer, {"phase": "below", "index": index, "status": "skipped", "reads": [],
@@ -139,15 +140,15 @@ def run(
             )
             done = {"status": "blocked", "elapsed_ms": done.get("elapsed_ms"),
                     "reason": f"the sandbox refused to {guard.refusals[refused]}{raised}"}  # fmt: skip
-        if cut and not above.independent(done, code_text, ns):
+        if cut and not above.independent(done, reads, ns):
             done["after_cut"] = True  # an earlier step was shortened: this crash may come from what it left
         _send(writer, {"phase": "below", "index": index, "reads": meets, **done})
         if done.get("status") not in GOES_ON:
             return
         step_cut = bool((done.get("quick") or {}).get("cut"))
         cut = cut or step_cut
-        above.ran(code_text, ns, step_cut)
-        changed |= _touched(code_text, ns)
+        above.ran(code_text, reads, touches, ns, step_cut)
+        changed |= touches - _modules(touches, ns)
     _send(writer, {"phase": "chain_end", "elapsed_ms": ms(time.monotonic() - started)})
 
 
@@ -181,22 +182,23 @@ class Above:
         self.bound: set[str] = set()
         self.dynamic = False
         self.tainted: set[str] = set()
-        self.ran(target, {}, cut)
+        self.ran(target, *names(target), {}, cut)
 
-    def ran(self, code_text: str, ns: dict[str, Any], cut: bool) -> None:
-        reads, touches = names(code_text)
+    def ran(self, code_text: str, reads: set[str], touches: set[str], ns: dict[str, Any], cut: bool) -> None:
+        """A step ran (`reads`, `touches`: `names` of its code); `cut`: one of its loops was cut."""
         self.bound |= touches
         self.dynamic = self.dynamic or bool(_DYNAMIC.search(code_text))
         if cut or reads & self.tainted:
             self.tainted |= touches - _modules(touches, ns)
 
-    def independent(self, done: dict[str, Any], code_text: str, ns: dict[str, Any]) -> bool:
+    def independent(self, done: dict[str, Any], reads: set[str], ns: dict[str, Any]) -> bool:
+        """Whether the step's crash (`done`; `reads`: the names its code reads) cannot come from a cut."""
         try:
-            return self._independent(done, code_text, ns)
+            return self._independent(done, reads, ns)
         except Exception:  # a hostile object's attribute: the crash stays hedged
             return False
 
-    def _independent(self, done: dict[str, Any], code_text: str, ns: dict[str, Any]) -> bool:
+    def _independent(self, done: dict[str, Any], reads: set[str], ns: dict[str, Any]) -> bool:
         if done.get("status") != "crashed":
             return False
         exception = str(done.get("exception") or "")
@@ -212,7 +214,6 @@ class Above:
             return True  # a Keras History's keys: the cut left fewer epochs, the same keys
         if self.dynamic or exception in _OS_ERRORS:
             return False
-        reads, _ = names(code_text)
         if reads & self.tainted or any(_notebooks(ns.get(n)) for n in reads):
             return False
         return not (_held(reads, ns, attributes=True) & _held(self.tainted, ns))
