@@ -353,8 +353,7 @@ def _sandbox(
             "(c.CraneExtension.trial_hooks_only = True)"
         )
     private = ((confine.SHM,) if layers.get("private_shm") else ()) + tuple(cow["dirs"])
-    guard = Guard(scratch, os_layer, private)
-    guard.netns = os_layer and bool(layers.get("netns"))
+    guard = Guard(scratch, os_layer, private, netns=bool(layers.get("netns")))
     sys.addaudithook(guard)
     _refuse_input(guard)
     guard.active = True

@@ -29,14 +29,16 @@ class Refused(PermissionError):
 class Guard:
     """The audit hook of one trial child. `active` is switched on right before the cell runs."""
 
-    def __init__(self, scratch: str | None, os_layer: bool, private: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, scratch: str | None, os_layer: bool, private: tuple[str, ...] = (), netns: bool = False
+    ) -> None:
         # Where the child may write: the scratch directory, and directories private to it (its own
         # /dev/shm in a mount namespace).
         self.scratch = [os.path.realpath(scratch)] if scratch else []
         self.scratch += list(private)
         self.os_layer = os_layer
         # In a network namespace of its own (the OS layer's), an address bound reaches nothing outside.
-        self.netns = False
+        self.netns = os_layer and netns
         self.refusals: list[str] = []
         self.active = False
 
