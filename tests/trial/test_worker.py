@@ -460,6 +460,27 @@ async def test_tensorflow_cells_a_fork_can_run_stay_in_the_fork(
         assert outcome["status"] == "unavailable" and "graph function" in outcome["reason"], outcome
 
 
+async def test_a_graph_call_whose_inputs_no_worker_can_take_runs_in_the_fork(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    """A cell that starts with `model.fit` goes to the worker without a fork first; where its inputs cannot
+    be copied (a generator), the packing fork runs it on the kernel's own objects: Keras' checks of the
+    data, before any graph function, are observed; a graph function it reaches leaves it unavailable,
+    saying why no worker took over."""
+    pytest.importorskip("tensorflow")
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, KERAS + "\nbatches = (i for i in range(3))")
+        cardinality = "model.fit(x, y[:100], epochs=1, verbose=0)\nnext(batches)"
+        outcome = (await kit.run_in_kernel(kc, cardinality, private_writes=True, budget_s=30.0))["outcome"]
+        assert (outcome["status"], outcome.get("exception")) == ("crashed", "ValueError"), outcome
+        assert not outcome.get("worker"), outcome
+        assert await real(kc, cardinality) == {"status": "crashed", "exception": "ValueError"}
+        graph = "model.fit(x, y, epochs=1, verbose=0)\nnext(batches)"
+        outcome = (await kit.run_in_kernel(kc, graph, private_writes=True, budget_s=30.0))["outcome"]
+        assert outcome["status"] == "unavailable", outcome
+        assert "graph function" in outcome["reason"] and "`batches`" in outcome["reason"], outcome
+
+
 async def test_a_quick_trial_cuts_a_long_keras_fit_in_the_worker(
     kit: SimpleNamespace, home: Path, sandbox: Any
 ) -> None:

@@ -59,6 +59,12 @@ def main(
         _send(writer, {"phase": "ready", **report})
         if pack >= 0 and not then_run:
             done = _pack(pack, source, ns, shell, opts)
+            if done.get("status") != "packed" and opts.get("worker") == "auto":
+                # No worker can take these inputs: this fork runs the cell on the kernel's own objects,
+                # and observes what comes before the graph function that stops it (worker.py).
+                uncopied = done.get("reason")
+                done = execute.run(source, ns, shell, guard, report, quick.preparer(opts, writer))
+                done["uncopied"] = uncopied
         else:
             done = execute.run(source, ns, shell, guard, report, quick.preparer(opts, writer))
         done["refusals"] = list(guard.refusals)

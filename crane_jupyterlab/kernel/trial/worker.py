@@ -368,6 +368,17 @@ def _graphs_stopped(forked: Trial) -> bool:
 FORK_DEATHS = ("SIGABRT", "SIGSEGV", "SIGBUS")
 
 
+def _fork_instead(outcome: dict[str, Any]) -> dict[str, Any]:
+    """The outcome of the packing fork that ran the cell itself, its inputs being beyond a worker: what it
+    observed on the kernel's own objects stands; where TensorFlow stopped it, the reason says why no
+    worker took over."""
+    outcome = dict(outcome)
+    uncopied = outcome.pop("uncopied", None) or "its inputs were not packed"
+    if outcome.get("status") == "unavailable":
+        outcome["reason"] = f"{outcome.get('reason')}; a worker could not take over: {uncopied}"
+    return outcome
+
+
 class WorkerTrial:
     """What `control` keeps for a trial that runs in a worker: the packing fork, then the worker, each
     watched by this object's thread; one token and one outcome for both."""
@@ -466,6 +477,8 @@ class WorkerTrial:
             assert packer is not None
             packer.watch()
             packed = packer.outcome or {}
+            if "uncopied" in packed:  # no worker could take the inputs, so the packing fork ran the cell
+                return _fork_instead(packed)
             if self.fork_first:
                 if not _graphs_stopped(packer):
                     return packed  # the fork concluded (or failed for a reason a worker shares)
