@@ -387,8 +387,7 @@ async def test_notebook_keras_models_and_metrics_the_cell_does_not_name_are_rebu
     kit: SimpleNamespace, home: Path, sandbox: Any
 ) -> None:
     """The cell names only `wide`: its class and its compiled metric's class are the notebook's, which
-    Keras looks up by name while it rebuilds the model (a model whose `__init__` takes arguments Keras
-    did not record cannot be rebuilt by Keras' own contract: the trial says unavailable, as before)."""
+    Keras looks up by name while it rebuilds the model."""
     pytest.importorskip("tensorflow")
     async with fresh_kernel(cwd=str(home)) as (_, kc):
         await run_cell(kc, KERAS_CLASSES)
@@ -402,6 +401,74 @@ async def test_notebook_keras_models_and_metrics_the_cell_does_not_name_are_rebu
             assert outcome.get("worker") or expected[0] == "crashed", (cell, outcome)
             real_run = await real(kc, cell)
             assert (real_run["status"], real_run.get("exception")) == expected
+
+
+WITH_ARGUMENTS = (
+    "import numpy as np, keras\n"
+    "class Net(keras.Model):\n"
+    "    def __init__(self, units, rate=0.1, **kwargs):\n"
+    "        super().__init__(**kwargs)\n"
+    "        self.units = units\n"
+    "        self.hidden = keras.layers.Dense(units, activation='relu')\n"
+    "        self.drop = keras.layers.Dropout(rate)\n"
+    "        self.out = keras.layers.Dense(2)\n"
+    "    def call(self, x, training=False):\n"
+    "        return self.out(self.drop(self.hidden(x), training=training))\n"
+    "UNITS, RATE = 6, 0.25\n"
+    "xs = np.random.rand(40, 3).astype('float32')\nys = np.random.rand(40, 2).astype('float32')\n"
+)
+
+
+async def test_a_notebook_model_with_init_arguments_is_made_again_by_its_call(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    """Keras 3 records no arguments of a model subclass's `__init__`, so it cannot save it: the worker makes
+    it again by the call that made it in the notebook, then gives it the kernel's weights, optimizer
+    state, History and attributes; where that call now makes another model (a name it reads changed
+    since), the trial says unavailable rather than run the cell on the wrong model."""
+    pytest.importorskip("tensorflow")
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, WITH_ARGUMENTS)
+        await run_cell(kc, "net = Net(UNITS, rate=RATE)\nnet.compile('adam', 'mse', metrics=['mae'])")
+        await run_cell(kc, "net.fit(xs, ys, epochs=2, verbose=0)\nnet.threshold = 0.5")
+        for cell, expected in (
+            (
+                "p = net.predict(xs, verbose=0)\nassert p.shape == (40, 2) and net.units == 6\n"
+                "assert len(net.history.history['loss']) == 2 and net.threshold == 0.5\n"
+                "assert int(net.optimizer.iterations) == 4",
+                ("finished", None),
+            ),
+            ("net.history.history['accuracy']", ("crashed", "KeyError")),
+            ("net.fit(xs, ys[:10], verbose=0)", ("crashed", "ValueError")),
+        ):
+            outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
+            assert (outcome["status"], outcome.get("exception")) == expected, (cell, outcome)
+            assert outcome.get("worker") or "history" in cell, (cell, outcome)
+            real_run = await real(kc, cell)
+            assert (real_run["status"], real_run.get("exception")) == expected
+        # The same weights' shapes, another dropout rate: the copy would not be the kernel's model.
+        await run_cell(kc, "RATE = 0.5")
+        cell = "p = net.predict(xs, verbose=0)"
+        outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
+        assert outcome["status"] == "unavailable", outcome
+        assert "could not be made again" in outcome["reason"] and "configured" in outcome["reason"], outcome
+
+
+async def test_a_keras_models_history_and_the_notebooks_attributes_go_with_it(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    """Keras saves a model without its last fit's History (`model.history`) or the attributes the notebook
+    set on it: without them, a worker would crash on what the kernel's cell reads."""
+    pytest.importorskip("tensorflow")
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, KERAS + "\nmodel.label = 'first'")
+        cell = (
+            "p = model.predict(x, verbose=0)\nassert model.label == 'first'\n"
+            "assert len(model.history.history['loss']) == 1 and model.history.model is model"
+        )
+        outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
+        assert outcome["status"] == "finished" and outcome.get("worker"), outcome
+        assert (await real(kc, cell))["status"] == "finished"
 
 
 AUTOGRAPH = (

@@ -84,3 +84,252 @@ def _notebooks(cls: type) -> bool:
 def _root_of(cls: type) -> str:
     module = type.__dict__["__module__"].__get__(cls)
     return module.split(".", 1)[0] if isinstance(module, str) else ""
+
+
+# -- a Keras model and what its saving leaves out -----------------------------------------------------
+
+
+class NotMadeAgain(Exception):
+    """A Keras model no worker can make as the kernel has it; the message says why."""
+
+
+# Attributes Keras sets on every model, never taken for the notebook's own (`_attributes`).
+_KERAS_ATTRIBUTES = frozenset(
+    {"name", "built", "compiled", "stop_training", "stop_predicting", "loss", "steps_per_execution",
+     "trainable", "autocast", "supports_jit", "history", "optimizer", "activity_regularizer",
+     "call_signature_parameters", "train_function", "test_function", "predict_function",
+     "unrolled_steps_per_execution"}
+)  # fmt: skip
+# The methods by which a Keras object describes itself (a notebook class's own would run its code).
+_DESCRIBING = ("get_config", "get_build_config", "get_compile_config", "save_own_variables")
+
+
+def reduce_model(model: Any, ns: dict[str, Any], guarded: bool) -> Any:
+    """How a Keras model goes to a worker (a `__reduce__` value), or NotImplemented for pickle's own way.
+
+    Keras saves a model with its config, weights and optimizer; not its `History` (`model.history`, which
+    cells read) nor attributes the notebook set: those go beside it. A model of the notebook's own class
+    whose `__init__` takes arguments has no config (Keras 3 records no model's arguments): it is made
+    again in the worker by the call that made it in the notebook (`constructor_calls`), then built,
+    compiled and given the kernel's weights and optimizer state; where its layers, weights or attributes
+    then differ from the kernel's, it is not used (`_made_again`)."""
+    if not keras_model(model):
+        return NotImplemented
+    if guarded and _notebook_code(model, ns):
+        raise NotMadeAgain(
+            f"the notebook's Keras class {type(model).__qualname__} describes itself with its own code, "
+            "which would run in the kernel (inputs of a GPU kernel's trial are copied by a thread of it)"
+        )
+    extras = {"history": _history(model), "attributes": _attributes(model)}
+    try:
+        model.get_config()
+    except Exception:
+        pass
+    else:
+        if extras["history"] is None and not extras["attributes"]:
+            return NotImplemented
+        rebuild, args = model.__reduce__()[:2]
+        return (_with_extras, (rebuild, args, extras))
+    cls = type(model)
+    if not _notebooks(cls):
+        raise NotMadeAgain(f"Keras cannot save the model {cls.__qualname__} (it has no config)")
+    calls = constructor_calls(model, ns)
+    if not calls:
+        raise NotMadeAgain(
+            f"the notebook's Keras model class {cls.__qualname__} has `__init__` arguments Keras does not "
+            "record, and no cell that made this model was found"
+        )
+    captured = {n: ns[n] for call in calls for n in _names(call) if n in ns}
+    return (_made_again, (cls, calls, captured, _state(model), extras))
+
+
+def constructor_calls(model: Any, ns: dict[str, Any], most: int = 6) -> list[str]:
+    """The calls in the cells the kernel ran (latest first) that may have made `model`: the value of an
+    assignment to a name now bound to it (`model = build(64)`), then any call of its class by name."""
+    history = ns.get("_ih") if isinstance(ns.get("_ih"), list) else ns.get("In")
+    if not isinstance(history, list):
+        return []
+    import ast
+
+    cls_name = type(model).__name__
+    bound = {name for name, value in list(ns.items()) if value is model and isinstance(name, str)}
+    first: list[str] = []
+    then: list[str] = []
+    for source in reversed(history[-500:]):
+        if not isinstance(source, str) or cls_name not in source:
+            continue
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in ast.walk(tree):
+            targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+            value = getattr(node, "value", None)
+            if (
+                isinstance(node, (ast.Assign, ast.AnnAssign))
+                and isinstance(value, ast.Call)
+                and any(isinstance(t, ast.Name) and t.id in bound for t in targets)
+            ):
+                first.append(ast.unparse(value))
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+                if name == cls_name:
+                    then.append(ast.unparse(node))
+    found: list[str] = []
+    for call in first + then:
+        if call not in found:
+            found.append(call)
+    return found[:most]
+
+
+def _names(expression: str) -> set[str]:
+    import ast
+
+    return {node.id for node in ast.walk(ast.parse(expression, mode="eval")) if isinstance(node, ast.Name)}
+
+
+def _notebook_code(model: Any, ns: dict[str, Any]) -> bool:
+    """Whether describing `model` (or a layer of it) would run a method of the notebook's own."""
+    try:
+        layers = list(model._flatten_layers())
+    except Exception:
+        layers = [model]
+    for layer in layers:
+        for cls in type.__dict__["__mro__"].__get__(type(layer)):
+            if _notebooks(cls) and any(m in vars(cls) for m in _DESCRIBING):
+                return True
+    return False
+
+
+def _history(model: Any) -> Any:
+    """The `History` of the model's last fit, as plain values (Keras saves none of it)."""
+    found = vars(model).get("history")
+    if found is None or type(found).__name__ != "History" or _root_of(type(found)) not in KERAS:
+        return None
+    return {
+        "history": dict(getattr(found, "history", None) or {}),
+        "epoch": list(getattr(found, "epoch", None) or []),
+        "params": dict(getattr(found, "params", None) or {}),
+    }
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    if value is None or type(value) in (bool, int, float, str, bytes):
+        return True
+    if depth < 3 and type(value) in (list, tuple):
+        return len(value) <= 1000 and all(_plain(v, depth + 1) for v in value)
+    if depth < 3 and type(value) is dict:
+        return len(value) <= 1000 and all(_plain(k, 9) and _plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def _attributes(model: Any) -> dict[str, Any]:
+    """The model's public attributes of plain values that are not Keras' own (`self.units`, `model.k`)."""
+    return {
+        k: v for k, v in list(vars(model).items())
+        if isinstance(k, str) and not k.startswith("_") and k not in _KERAS_ATTRIBUTES and _plain(v)
+    }  # fmt: skip
+
+
+def _layer_configs(model: Any) -> list[Any]:
+    """Each inner layer's class, config (without its name, which a process numbers as it goes) and
+    trainable flag: what the model made again must match."""
+    found = []
+    for layer in model._flatten_layers(include_self=False):
+        try:
+            config = dict(layer.get_config())
+            config.pop("name", None)
+        except Exception:
+            config = None
+        found.append((type(layer).__qualname__, config, bool(layer.trainable)))
+    return found
+
+
+def _state(model: Any) -> dict[str, Any]:
+    """What the kernel's model holds beyond its code: build, compile, weights, optimizer, layers."""
+    optimizer = getattr(model, "optimizer", None) if getattr(model, "compiled", False) else None
+    slots = [v.numpy() for v in optimizer.variables] if optimizer is not None and optimizer.built else []
+    return {
+        "built": bool(model.built),
+        "build": model.get_build_config() if model.built else None,
+        "compile": model.get_compile_config() if getattr(model, "compiled", False) else None,
+        "trainable": [bool(layer.trainable) for layer in model._flatten_layers()],
+        "weights": model.get_weights(),
+        "optimizer": slots,
+        "layers": _layer_configs(model),
+    }
+
+
+def _with_extras(rebuild: Any, args: tuple[Any, ...], extras: dict[str, Any]) -> Any:  # pragma: no cover
+    model = rebuild(*args)
+    _give(model, extras)
+    return model
+
+
+def _made_again(
+    cls: type, calls: list[str], captured: dict[str, Any], state: dict[str, Any], extras: dict[str, Any]
+) -> Any:  # pragma: no cover - the worker's
+    """In the worker: the model made by the first call that gives one as the kernel's (see `reduce_model`)."""
+    from .transfer import _NAMESPACE
+
+    tried = []
+    for call in calls:
+        try:
+            code = compile(call, "<the call that made the model>", "eval")
+            model = eval(code, _NAMESPACE[0], dict(captured))
+            if type(model) is not cls:
+                raise TypeError(f"it gives a {type(model).__qualname__}")
+            _restore(model, state, extras["attributes"])
+        except Exception as exc:
+            tried.append(f"`{call}`: {type(exc).__name__}: {exc}"[:300])
+            continue
+        _give(model, extras)
+        return model
+    raise NotMadeAgain(
+        f"the notebook's Keras model ({cls.__qualname__}) could not be made again as the kernel has it: "
+        + "; ".join(tried)
+    )
+
+
+def _restore(model: Any, state: dict[str, Any], attributes: dict[str, Any]) -> None:  # pragma: no cover
+    if state["built"] and not model.built:
+        if state["build"] is None:
+            raise ValueError("the kernel's model was built without a build config")
+        model.build_from_config(state["build"])
+    for layer, trainable in zip(model._flatten_layers(), state["trainable"]):
+        layer.trainable = trainable
+    if len(model.weights) != len(state["weights"]):
+        raise ValueError(f"it has {len(model.weights)} weights, the kernel's {len(state['weights'])}")
+    model.set_weights(state["weights"])
+    if state["compile"] is not None:
+        model.compile_from_config(state["compile"])
+    if state["optimizer"]:
+        model.optimizer.build(model.trainable_variables)
+        slots = model.optimizer.variables
+        if len(slots) != len(state["optimizer"]):
+            raise ValueError("its optimizer has other variables than the kernel's")
+        for variable, value in zip(slots, state["optimizer"]):
+            if tuple(variable.shape) != tuple(value.shape):
+                raise ValueError(f"its optimizer's {variable.path} has the shape {tuple(variable.shape)}")
+            variable.assign(value)
+    if _layer_configs(model) != state["layers"]:
+        raise ValueError("its layers are not configured as the kernel's")
+    for key, value in attributes.items():
+        if key in vars(model) and vars(model)[key] != value:
+            raise ValueError(f"its `{key}` is {vars(model)[key]!r}, the kernel's {value!r}")
+
+
+def _give(model: Any, extras: dict[str, Any]) -> None:  # pragma: no cover - the worker's
+    """What Keras' saving leaves out: the last fit's History, the attributes the notebook set."""
+    for key, value in extras["attributes"].items():
+        if key not in vars(model):
+            setattr(model, key, value)
+    found = extras["history"]
+    if found is not None:
+        import keras
+
+        history = keras.callbacks.History()
+        history.history, history.epoch, history.params = found["history"], found["epoch"], found["params"]
+        history.set_model(model)
+        model.history = history

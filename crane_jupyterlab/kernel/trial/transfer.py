@@ -279,6 +279,11 @@ class _Packer(pickle.Pickler):
             return (_make_cell, (), contents, None, None, _fill_cell)
         if isinstance(obj, type) and _notebook_class(obj, self.ns):
             return self._class(obj)
+        if kerascopy.keras_model(obj):
+            try:
+                return kerascopy.reduce_model(obj, self.ns, self.guarded)
+            except kerascopy.NotMadeAgain as exc:
+                raise Uncopyable(str(exc)) from None
         if self.guarded and _pickles_itself(kind, self.ns):
             raise Uncopyable(
                 f"the notebook's class {kind.__qualname__} pickles itself with its own code, which would run "
