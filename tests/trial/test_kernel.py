@@ -423,6 +423,24 @@ async def test_the_kernel_stays_responsive_and_the_budget_ends_the_trial(
     assert not [c for c in kit.children_of(kernel_pid(km)) if c[1] == "Z"]
 
 
+async def test_a_cells_first_import_of_a_library_is_not_counted_in_its_budget(
+    kernel: tuple[Any, AsyncKernelClient], kit: SimpleNamespace, watched: Path
+) -> None:
+    """TensorFlow's first import takes 4-6 s, the budget is 5 s: the modules a cell's leading imports load
+    for the first time are imported before the budget starts (execute.new_imports), so what comes after
+    them is observed; an import after other statements counts, as before."""
+    _, kc = kernel
+    for name in ("slow_first_import", "slow_later_import"):
+        (watched.parent / f"{name}.py").write_text("import time\ntime.sleep(2.5)\nVALUE = 1\n")
+    await run_cell(kc, f"sys.path.append({str(watched.parent)!r})")
+    first = "import slow_first_import\nslow_first_import.VALUE / 0"
+    outcome = (await kit.run_in_kernel(kc, first, budget_s=1.5))["outcome"]
+    assert (outcome["status"], outcome.get("exception")) == ("crashed", "ZeroDivisionError"), outcome
+    later = "x = 1\nimport slow_later_import\nslow_later_import.VALUE / 0"
+    outcome = (await kit.run_in_kernel(kc, later, budget_s=1.5))["outcome"]
+    assert outcome["status"] == "timed_out", outcome
+
+
 SLEEP_120 = "'import time\\ntime.sleep(120)', {'budget_s': 120}"
 
 

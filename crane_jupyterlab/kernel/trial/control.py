@@ -35,7 +35,7 @@ import time
 from typing import Any
 
 from ..cell import runnable
-from . import fork, tfwork, top, worker
+from . import execute, fork, tfwork, top, worker
 from .outcome import ms, unavailable
 from .sandbox import seccomp
 from .sandbox.supervisor import gpu_device
@@ -253,6 +253,8 @@ def _start(source: Any, opts: dict[str, Any], namespace: Any, t0: float) -> dict
             _current = relay
             return _running(relay, "worker", relay.setup_s)
         trial = Trial(opts, _scratch())
+        if execute.new_imports(runnable(source, shell)):  # imported before the budget starts (child.py)
+            trial.setup_s += execute.IMPORT_ALLOWANCE_S
         fork.fork(trial, source, ns, shell)
         trial.blocked_ms = ms(time.perf_counter() - t0)
         _current = trial

@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from ..cell import python_source, runnable
-from . import fork, kerascopy, spawned, state, tfwork, transfer
+from . import execute, fork, kerascopy, spawned, state, tfwork, transfer
 from .outcome import ms, unavailable
 from .watch import Trial
 
@@ -429,6 +429,9 @@ class WorkerTrial:
             )
             if fork_first:
                 packer.setup_s += PACK_S  # the pack is written before the cell's budget starts
+                if execute.new_imports(runnable(source, shell)):  # and the cell's first imports made
+                    packer.setup_s += execute.IMPORT_ALLOWANCE_S
+                    self.setup_s += execute.IMPORT_ALLOWANCE_S
                 self.setup_s += budget
             fork.fork(packer, source, ns, shell, pack=self.pack, then_run=fork_first)
             self.current = packer
