@@ -471,6 +471,35 @@ async def test_a_keras_models_history_and_the_notebooks_attributes_go_with_it(
         assert (await real(kc, cell))["status"] == "finished"
 
 
+async def test_a_keras_models_layer_state_goes_with_it_as_keras_saves_it(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    """Each layer's variables go as its own `save_own_variables` gives them, so a layer that finishes its
+    state on loading (an adapted Normalization) predicts as in the kernel; a lookup layer's vocabulary
+    (an asset) goes through Keras' own file."""
+    pytest.importorskip("tensorflow")
+    setup = (
+        "import numpy as np, keras, tensorflow as tf\n"
+        "raw = (np.random.rand(64, 3) * 50 + 10).astype('float32')\n"
+        "norm = keras.layers.Normalization()\nnorm.adapt(raw)\n"
+        "scaled = keras.Sequential([keras.Input((3,)), norm, keras.layers.Dense(1)])\n"
+        "scaled.compile('adam', 'mse')\nscaled.fit(raw, raw[:, :1], epochs=1, verbose=0)\n"
+        "EXPECTED = scaled.predict(raw[:4], verbose=0)\n"
+        "words = keras.Sequential([keras.Input((1,), dtype='string'),\n"
+        "                          keras.layers.StringLookup(vocabulary=['cat', 'dog'])])\n"
+    )
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, setup)
+        for cell in (
+            "got = scaled.predict(raw[:4], verbose=0)\nassert np.allclose(got, EXPECTED, atol=1e-5), got",
+            "ids = words.predict(tf.constant([['dog'], ['cow']]), verbose=0)\n"
+            "assert ids.ravel().tolist() == [2, 0]",
+        ):
+            outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
+            assert outcome["status"] == "finished" and outcome.get("worker"), (cell, outcome)
+            assert (await real(kc, cell))["status"] == "finished"
+
+
 AUTOGRAPH = (
     "import numpy as np, keras, tensorflow as tf\n"
     "def simple_relu(x):\n    if tf.greater(x, 0):\n        return x\n    else:\n        return 0\n"

@@ -107,12 +107,15 @@ _DESCRIBING = ("get_config", "get_build_config", "get_compile_config", "save_own
 def reduce_model(model: Any, ns: dict[str, Any], guarded: bool) -> Any:
     """How a Keras model goes to a worker (a `__reduce__` value), or NotImplemented for pickle's own way.
 
-    Keras saves a model with its config, weights and optimizer; not its `History` (`model.history`, which
-    cells read) nor attributes the notebook set: those go beside it. A model of the notebook's own class
-    whose `__init__` takes arguments has no config (Keras 3 records no model's arguments): it is made
-    again in the worker by the call that made it in the notebook (`constructor_calls`), then built,
-    compiled and given the kernel's weights and optimizer state; where its layers, weights or attributes
-    then differ from the kernel's, it is not used (`_made_again`)."""
+    As Keras saves a model, without its file: its serialized config (with its build and compile
+    configs), and each layer's and the optimizer's variables through their own `save_own_variables`,
+    as arrays the pickle hands over out of band; Keras' own file (zip, HDF5, a temporary directory: 4 to
+    8 times slower in a trial's fork) only where a layer keeps assets (a lookup layer's vocabulary).
+    Neither takes its `History` (`model.history`, which cells read) nor the attributes the notebook set:
+    those go beside it. A model of the notebook's own class whose `__init__` takes arguments its config
+    lacks (Keras 3 records no model's arguments) is made again in the worker by the call that made it in
+    the notebook (`constructor_calls`), then given the kernel's state; where its layers, weights or
+    attributes then differ from the kernel's, it is not used (`_made_again`)."""
     if not keras_model(model):
         return NotImplemented
     if guarded and _notebook_code(model, ns):
@@ -121,16 +124,13 @@ def reduce_model(model: Any, ns: dict[str, Any], guarded: bool) -> Any:
             "which would run in the kernel (inputs of a GPU kernel's trial are copied by a thread of it)"
         )
     extras = {"history": _history(model), "attributes": _attributes(model)}
-    try:
-        model.get_config()
-    except Exception:
-        pass
-    else:
-        if extras["history"] is None and not extras["attributes"]:
-            return NotImplemented
-        rebuild, args = model.__reduce__()[:2]
-        return (_with_extras, (rebuild, args, extras))
     cls = type(model)
+    config = _config(model)
+    if config is not None:
+        if any(getattr(type(layer), "save_assets", None) for layer in model._flatten_layers()):
+            rebuild, args = model.__reduce__()[:2]
+            return (_with_extras, (rebuild, args, extras))
+        return (_from_config, (config, _state(model, compare=False), extras))
     if not _notebooks(cls):
         raise NotMadeAgain(f"Keras cannot save the model {cls.__qualname__} (it has no config)")
     calls = constructor_calls(model, ns)
@@ -140,7 +140,31 @@ def reduce_model(model: Any, ns: dict[str, Any], guarded: bool) -> Any:
             "record, and no cell that made this model was found"
         )
     captured = {n: ns[n] for call in calls for n in _names(call) if n in ns}
-    return (_made_again, (cls, calls, captured, _state(model), extras))
+    return (_made_again, (cls, calls, captured, _state(model, compare=True), extras))
+
+
+def _config(model: Any) -> Any:
+    """The model serialized as Keras saves it, or None where that config cannot make it again: Keras
+    cannot give one, or the notebook's class needs `__init__` arguments the config lacks."""
+    import keras
+
+    try:
+        config = keras.saving.serialize_keras_object(model)
+    except Exception:
+        return None
+    cls = type(model)
+    if _notebooks(cls) and "from_config" not in vars(cls):
+        import inspect
+
+        try:
+            parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        except (TypeError, ValueError):
+            return config
+        given = config.get("config") or {}
+        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        if any(p.kind in kinds and p.default is p.empty and p.name not in given for p in parameters):
+            return None
+    return config
 
 
 def constructor_calls(model: Any, ns: dict[str, Any], most: int = 6) -> list[str]:
@@ -246,19 +270,27 @@ def _layer_configs(model: Any) -> list[Any]:
     return found
 
 
-def _state(model: Any) -> dict[str, Any]:
-    """What the kernel's model holds beyond its code: build, compile, weights, optimizer, layers."""
+def _state(model: Any, compare: bool) -> dict[str, Any]:
+    """What the kernel's model holds beyond its code: build, compile, each layer's variables (as its own
+    `save_own_variables` gives them) and the optimizer's; with `compare`, its layers' configs."""
+    layers = list(model._flatten_layers())
     optimizer = getattr(model, "optimizer", None) if getattr(model, "compiled", False) else None
-    slots = [v.numpy() for v in optimizer.variables] if optimizer is not None and optimizer.built else []
     return {
         "built": bool(model.built),
         "build": model.get_build_config() if model.built else None,
         "compile": model.get_compile_config() if getattr(model, "compiled", False) else None,
-        "trainable": [bool(layer.trainable) for layer in model._flatten_layers()],
-        "weights": model.get_weights(),
-        "optimizer": slots,
-        "layers": _layer_configs(model),
+        "trainable": [bool(layer.trainable) for layer in layers],
+        "classes": [type(layer).__qualname__ for layer in layers],
+        "variables": [_own_variables(layer) for layer in layers],
+        "optimizer": _own_variables(optimizer) if optimizer is not None and optimizer.built else None,
+        "layers": _layer_configs(model) if compare else None,
     }
+
+
+def _own_variables(saveable: Any) -> dict[str, Any]:
+    store: dict[str, Any] = {}
+    saveable.save_own_variables(store)
+    return {key: value.numpy() if hasattr(value, "numpy") else value for key, value in store.items()}
 
 
 def _with_extras(rebuild: Any, args: tuple[Any, ...], extras: dict[str, Any]) -> Any:  # pragma: no cover
@@ -292,28 +324,40 @@ def _made_again(
     )
 
 
+def _from_config(config: Any, state: dict[str, Any], extras: dict[str, Any]) -> Any:  # pragma: no cover
+    """In the worker: the model from its config (built and compiled as Keras loads it), given the
+    kernel's variables."""
+    import keras
+
+    model = keras.saving.deserialize_keras_object(config, safe_mode=False)
+    _restore(model, state, {})
+    _give(model, extras)
+    return model
+
+
 def _restore(model: Any, state: dict[str, Any], attributes: dict[str, Any]) -> None:  # pragma: no cover
+    """The kernel's build, compile, trainable flags and variables, given to a model made again here;
+    raises where it does not have the kernel's layers and variables."""
     if state["built"] and not model.built:
         if state["build"] is None:
             raise ValueError("the kernel's model was built without a build config")
         model.build_from_config(state["build"])
-    for layer, trainable in zip(model._flatten_layers(), state["trainable"]):
+    layers = list(model._flatten_layers())
+    if [type(layer).__qualname__ for layer in layers] != state["classes"]:
+        raise ValueError("its layers are not the kernel's")
+    for layer, trainable, store in zip(layers, state["trainable"], state["variables"]):
         layer.trainable = trainable
-    if len(model.weights) != len(state["weights"]):
-        raise ValueError(f"it has {len(model.weights)} weights, the kernel's {len(state['weights'])}")
-    model.set_weights(state["weights"])
-    if state["compile"] is not None:
+        layer.load_own_variables(store)
+    if state["compile"] is not None and not getattr(model, "compiled", False):
         model.compile_from_config(state["compile"])
-    if state["optimizer"]:
-        model.optimizer.build(model.trainable_variables)
-        slots = model.optimizer.variables
-        if len(slots) != len(state["optimizer"]):
+    if state["optimizer"] is not None:
+        optimizer = model.optimizer
+        if not optimizer.built:
+            optimizer.build(model.trainable_variables)
+        if len(optimizer.variables) != len(state["optimizer"]):
             raise ValueError("its optimizer has other variables than the kernel's")
-        for variable, value in zip(slots, state["optimizer"]):
-            if tuple(variable.shape) != tuple(value.shape):
-                raise ValueError(f"its optimizer's {variable.path} has the shape {tuple(variable.shape)}")
-            variable.assign(value)
-    if _layer_configs(model) != state["layers"]:
+        optimizer.load_own_variables(state["optimizer"])
+    if state["layers"] is not None and _layer_configs(model) != state["layers"]:
         raise ValueError("its layers are not configured as the kernel's")
     for key, value in attributes.items():
         if key in vars(model) and vars(model)[key] != value:
