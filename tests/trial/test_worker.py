@@ -631,6 +631,27 @@ async def test_a_fork_that_aborts_in_a_tensorflow_kernel_is_named_and_the_worker
         assert outcome["worker"], outcome
 
 
+async def test_a_fork_that_tensorflow_stops_behind_a_notebook_object_hands_the_cell_to_the_worker(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    """The cell names only an object of the notebook's own class, which holds the Keras model: the fork
+    runs first and stops at the graph function; the worker, with a runtime of its own, takes the cell."""
+    pytest.importorskip("tensorflow")
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(
+            kc,
+            KERAS + "\nclass Holder:\n    def __init__(self, model, data):\n"
+            "        self.model, self.data = model, data\n"
+            "    def run(self):\n        return self.model.predict(self.data, verbose=0)[1000]\n"
+            "holder = Holder(model, x)",
+        )
+        cell = "holder.run()"
+        outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
+        assert (outcome["status"], outcome.get("exception")) == ("crashed", "IndexError"), outcome
+        assert "TensorFlow stopped the fork" in outcome["worker"]["reason"], outcome
+        assert await real(kc, cell) == {"status": "crashed", "exception": "IndexError"}
+
+
 async def test_a_name_the_copy_lacks_is_never_claimed_as_the_cells_crash(
     kit: SimpleNamespace, home: Path, sandbox: Any
 ) -> None:

@@ -62,7 +62,8 @@ def main(
         _send(writer, {"phase": "ready", **report})
         if pack >= 0 and not then_run:
             done = _pack(pack, source, ns, shell, opts)
-            if done.get("status") != "packed" and opts.get("worker") == "auto":
+            fallback = opts.get("worker") == "auto" and opts.get("fork_fallback", True)
+            if done.get("status") != "packed" and fallback:
                 # No worker can take these inputs: this fork runs the cell on the kernel's own objects,
                 # and observes what comes before the graph function that stops it (worker.py).
                 uncopied = done.get("reason")

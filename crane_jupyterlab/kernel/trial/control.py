@@ -108,18 +108,20 @@ _TAKEOVER: dict[str, Any] = {}
 
 
 def _worker_after_a_fork_death(trial: Any) -> worker.WorkerTrial | None:
-    """A fork of a kernel whose TensorFlow runtime is running may die of SIGABRT (a lock of a thread the
-    fork lacks): the worker, with a runtime of its own, takes the cell, under the same token (run here,
-    on the kernel's thread, which a request to poll the trial holds)."""
+    """A fork of a kernel whose TensorFlow runtime is running may die of SIGABRT, wait on a lock of a
+    thread it lacks, or reach a graph function, where the cell reads TensorFlow only through an object of
+    the notebook (`worker.needed` looks at the names alone): the worker, with a runtime of its own, takes
+    the cell, under the same token (run here, on the kernel's thread, which a request to poll the trial
+    holds)."""
     global _current
     taken = dict(_TAKEOVER)
-    outcome = trial.outcome or {}
-    if taken.get("token") != trial.token or outcome.get("signal") not in worker.FORK_DEATHS:
+    if taken.get("token") != trial.token or not worker.graphs_stopped(trial):
         return None
     _TAKEOVER.clear()
     try:
-        why = f"the fork died of {outcome['signal']}: TensorFlow's runtime, whose threads a fork lacks"
-        relay = worker.WorkerTrial(dict(taken["opts"], below=[]), _scratch, why)
+        why = f"TensorFlow stopped the fork: {(trial.outcome or {}).get('reason')}"
+        # (the fork stopped already: no second one runs the cell where the inputs cannot be copied)
+        relay = worker.WorkerTrial(dict(taken["opts"], below=[], fork_fallback=False), _scratch, why)
         relay.token = trial.token
         relay.start(taken["source"], taken["ns"], _shell(), fork_first=False)
     except Exception:  # the fork's outcome stands

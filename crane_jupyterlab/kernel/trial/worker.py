@@ -348,7 +348,7 @@ def _take(opts: dict[str, Any], scratch: Any) -> tuple[Spare, str]:
 # -- one trial through the worker ---------------------------------------------------------------------
 
 
-def _graphs_stopped(forked: Trial) -> bool:
+def graphs_stopped(forked: Trial) -> bool:
     """The forked child could not run the cell because TensorFlow's pools are not in it: it reached a
     graph function, or waited forever on one of their locks."""
     outcome = forked.outcome or {}
@@ -483,7 +483,7 @@ class WorkerTrial:
             if "uncopied" in packed:  # no worker could take the inputs, so the packing fork ran the cell
                 return _fork_instead(packed)
             if self.fork_first:
-                if not _graphs_stopped(packer):
+                if not graphs_stopped(packer):
                     return packed  # the fork concluded (or failed for a reason a worker shares)
                 fork_outcome = packed
                 packed = packer.ready.get("packed") or unavailable("the inputs were not packed")
