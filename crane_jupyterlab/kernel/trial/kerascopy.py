@@ -180,7 +180,7 @@ def constructor_calls(model: Any, ns: dict[str, Any], most: int = 6) -> list[str
     first: list[str] = []
     then: list[str] = []
     for source in reversed(history[-500:]):
-        if not isinstance(source, str) or cls_name not in source:
+        if not isinstance(source, str) or not any(word in source for word in (cls_name, *bound)):
             continue
         try:
             tree = ast.parse(source)
