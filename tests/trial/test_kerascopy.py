@@ -42,8 +42,8 @@ def test_no_history_or_no_call_of_the_class_gives_nothing() -> None:
     assert kerascopy.constructor_calls(net, namespace(["x = 1", "y = Other(2)"], net=net)) == []
 
 
-def test_the_plain_public_attributes_the_notebook_set_go_with_the_model() -> None:
+def test_the_public_attributes_that_are_not_keras_own_go_with_the_model() -> None:
     net = Net()
-    net.units, net.threshold, net.labels = 8, 0.5, ["a", "b"]
-    net.layer, net._private, net.name, net.history = object(), 1, "net", {"loss": [1.0]}
-    assert kerascopy._attributes(net) == {"units": 8, "threshold": 0.5, "labels": ["a", "b"]}
+    net.units, net.threshold, net.labels, net.marker = 8, 0.5, ["a", "b"], Net
+    net._private, net.name, net.history = 1, "net", {"loss": [1.0]}
+    assert kerascopy._attributes(net) == {"units": 8, "threshold": 0.5, "labels": ["a", "b"], "marker": Net}

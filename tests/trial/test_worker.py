@@ -454,6 +454,44 @@ async def test_a_notebook_model_with_init_arguments_is_made_again_by_its_call(
         assert "could not be made again" in outcome["reason"] and "configured" in outcome["reason"], outcome
 
 
+async def test_a_subclass_that_passes_its_arguments_on_is_made_again_with_the_kernels_state(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    """`Ident(*args, **kwargs)` hands its arguments to a notebook base class that needs them (Keras' config
+    of it has none); the notebook built it with `model.build(shape)`, which builds none of its layers, and
+    keeps a raw `tf.Variable` and a list on it, which Keras' saving does not carry: the worker's copy has
+    all of it as the kernel has."""
+    pytest.importorskip("tensorflow")
+    setup = (
+        "import numpy as np, keras, tensorflow as tf\n"
+        "class Base(keras.Model):\n"
+        "    def __init__(self, lb, width, **kwargs):\n"
+        "        super().__init__(**kwargs)\n"
+        "        self.lb = lb\n"
+        "        self.dense = keras.layers.Dense(width)\n"
+        "        self.out = keras.layers.Dense(1)\n"
+        "    def call(self, x):\n"
+        "        return self.out(self.dense(x - self.lb)) * self.lambd\n"
+        "class Ident(Base):\n"
+        "    def __init__(self, *args, **kwargs):\n"
+        "        super().__init__(*args, **kwargs)\n"
+        "        self.lambd = tf.Variable(1.0)\n"
+        "        self.lambd_list = []\n"
+        "ident = Ident(tf.constant([0.5, 0.5]), 4)\nident.build(input_shape=(None, 2))\n"
+        "ident.lambd.assign(3.0)\nident.lambd_list.append(3.0)\n"
+        "@tf.function\ndef step():\n    return ident(tf.ones((2, 2)))\n"
+    )
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, setup)
+        cell = (
+            "out = step()\nassert out.shape == (2, 1) and float(ident.lambd) == 3.0\n"
+            "assert ident.lambd_list[-1] == 3.0 and len(ident.trainable_variables) == 4"
+        )
+        outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
+        assert outcome["status"] == "finished" and outcome.get("worker"), outcome
+        assert (await real(kc, cell))["status"] == "finished"
+
+
 async def test_a_keras_models_history_and_the_notebooks_attributes_go_with_it(
     kit: SimpleNamespace, home: Path, sandbox: Any
 ) -> None:

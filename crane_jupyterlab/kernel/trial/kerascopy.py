@@ -152,16 +152,20 @@ def _config(model: Any) -> Any:
         config = keras.saving.serialize_keras_object(model)
     except Exception:
         return None
-    cls = type(model)
-    if _notebooks(cls) and "from_config" not in vars(cls):
-        import inspect
+    import inspect
 
+    given = config.get("config") or {}
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    for cls in type.__dict__["__mro__"].__get__(type(model)):
+        if not _notebooks(cls) or "from_config" in vars(cls):
+            break  # Keras' own classes, or a class that says how to make itself from its config
+        if "__init__" not in vars(cls):
+            continue
+        # this class, or a base it passes `*args` to (`super().__init__(*args, **kwargs)`), needs arguments
         try:
-            parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+            parameters = list(inspect.signature(vars(cls)["__init__"]).parameters.values())[1:]
         except (TypeError, ValueError):
             return config
-        given = config.get("config") or {}
-        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
         if any(p.kind in kinds and p.default is p.empty and p.name not in given for p in parameters):
             return None
     return config
@@ -249,11 +253,31 @@ def _plain(value: Any, depth: int = 0) -> bool:
 
 
 def _attributes(model: Any) -> dict[str, Any]:
-    """The model's public attributes of plain values that are not Keras' own (`self.units`, `model.k`)."""
-    return {
-        k: v for k, v in list(vars(model).items())
-        if isinstance(k, str) and not k.startswith("_") and k not in _KERAS_ATTRIBUTES and _plain(v)
-    }  # fmt: skip
+    """The model's public attributes that are not Keras' own nor hold Keras objects (its layers and their
+    variables come with it): `self.units`, `model.threshold`, a raw `tf.Variable` Keras does not track,
+    a list the notebook appends to."""
+    found = {}
+    for key, value in list(vars(model).items()):
+        if not isinstance(key, str) or key.startswith("_") or key in _KERAS_ATTRIBUTES:
+            continue
+        for plain in (list, dict, set, tuple):  # Keras keeps a list set on a layer as its TrackedList
+            if isinstance(value, plain) and type(value) is not plain and keras_object(value):
+                value = plain(value)
+        if not _holds_keras(value):
+            found[key] = value
+    return found
+
+
+def _holds_keras(value: Any) -> bool:
+    """A Keras object, or a container of them, or a function of Keras' (the `build` wrapper it sets)."""
+    if type(value) in (types.FunctionType, types.MethodType):
+        module = getattr(value, "__module__", None)
+        return isinstance(module, str) and module.split(".", 1)[0] in KERAS
+    if type(value) in (list, tuple, set):
+        return any(keras_object(item) for item in list(value)[:1000])
+    if type(value) is dict:
+        return any(keras_object(item) for item in list(value.values())[:1000])
+    return keras_object(value)
 
 
 def _layer_configs(model: Any) -> list[Any]:
@@ -262,12 +286,20 @@ def _layer_configs(model: Any) -> list[Any]:
     found = []
     for layer in model._flatten_layers(include_self=False):
         try:
-            config = dict(layer.get_config())
-            config.pop("name", None)
+            config = _nameless(layer.get_config())
         except Exception:
             config = None
         found.append((type(layer).__qualname__, config, bool(layer.trainable)))
     return found
+
+
+def _nameless(config: Any) -> Any:
+    """A config without the names in it (a process numbers its layers as it makes them: `leaky_re_lu_1`)."""
+    if type(config) is dict:
+        return {k: _nameless(v) for k, v in config.items() if k != "name"}
+    if type(config) in (list, tuple):
+        return [_nameless(v) for v in config]
+    return config
 
 
 def _state(model: Any, compare: bool) -> dict[str, Any]:
@@ -280,6 +312,7 @@ def _state(model: Any, compare: bool) -> dict[str, Any]:
         "build": model.get_build_config() if model.built else None,
         "compile": model.get_compile_config() if getattr(model, "compiled", False) else None,
         "trainable": [bool(layer.trainable) for layer in layers],
+        "builds": [(bool(one.built), one.get_build_config() if one.built else None) for one in layers],
         "classes": [type(layer).__qualname__ for layer in layers],
         "variables": [_own_variables(layer) for layer in layers],
         "optimizer": _own_variables(optimizer) if optimizer is not None and optimizer.built else None,
@@ -312,7 +345,7 @@ def _made_again(
             model = eval(code, _NAMESPACE[0], dict(captured))
             if type(model) is not cls:
                 raise TypeError(f"it gives a {type(model).__qualname__}")
-            _restore(model, state, extras["attributes"])
+            _restore(model, state)
         except Exception as exc:
             tried.append(f"`{call}`: {type(exc).__name__}: {exc}"[:300])
             continue
@@ -330,21 +363,18 @@ def _from_config(config: Any, state: dict[str, Any], extras: dict[str, Any]) -> 
     import keras
 
     model = keras.saving.deserialize_keras_object(config, safe_mode=False)
-    _restore(model, state, {})
+    _restore(model, state)
     _give(model, extras)
     return model
 
 
-def _restore(model: Any, state: dict[str, Any], attributes: dict[str, Any]) -> None:  # pragma: no cover
-    """The kernel's build, compile, trainable flags and variables, given to a model made again here;
+def _restore(model: Any, state: dict[str, Any]) -> None:  # pragma: no cover - the worker's
+    """The kernel's builds, compile, trainable flags and variables, given to a model made again here;
     raises where it does not have the kernel's layers and variables."""
-    if state["built"] and not model.built:
-        if state["build"] is None:
-            raise ValueError("the kernel's model was built without a build config")
-        model.build_from_config(state["build"])
     layers = list(model._flatten_layers())
     if [type(layer).__qualname__ for layer in layers] != state["classes"]:
         raise ValueError("its layers are not the kernel's")
+    _build(model, layers, state)
     for layer, trainable, store in zip(layers, state["trainable"], state["variables"]):
         layer.trainable = trainable
         layer.load_own_variables(store)
@@ -359,16 +389,36 @@ def _restore(model: Any, state: dict[str, Any], attributes: dict[str, Any]) -> N
         optimizer.load_own_variables(state["optimizer"])
     if state["layers"] is not None and _layer_configs(model) != state["layers"]:
         raise ValueError("its layers are not configured as the kernel's")
-    for key, value in attributes.items():
-        if key in vars(model) and vars(model)[key] != value:
-            raise ValueError(f"its `{key}` is {vars(model)[key]!r}, the kernel's {value!r}")
+
+
+def _build(model: Any, layers: list[Any], state: dict[str, Any]) -> None:  # pragma: no cover
+    """Each layer built as the kernel's is: the inner layers the kernel built, from their build configs,
+    then the model, by running it where the kernel's inner layers are all built (Keras' way), else by its
+    `build` as the notebook called it (`model.build(shape)` on a subclass marks it built, and builds none)."""
+    for layer, (built, config) in list(zip(layers, state["builds"]))[1:]:
+        if built and not layer.built:
+            if not config:
+                raise ValueError(f"the kernel's layer {layer.name} was built without a build config")
+            layer.build_from_config(config)
+    if not state["built"] or model.built:
+        return
+    if state["build"] is None:
+        raise ValueError("the kernel's model was built without a build config")
+    if all(built for built, _ in state["builds"][1:]):
+        model.build_from_config(state["build"])
+    else:
+        shapes = state["build"]
+        if "input_shape" in shapes:
+            model.build(shapes["input_shape"])
+        else:
+            model.build(**shapes["shapes_dict"])
 
 
 def _give(model: Any, extras: dict[str, Any]) -> None:  # pragma: no cover - the worker's
-    """What Keras' saving leaves out: the last fit's History, the attributes the notebook set."""
+    """What Keras' saving leaves out: the last fit's History, and the attributes as the kernel's model
+    has them now (a list the notebook appended to, a raw `tf.Variable` it trained)."""
     for key, value in extras["attributes"].items():
-        if key not in vars(model):
-            setattr(model, key, value)
+        setattr(model, key, value)
     found = extras["history"]
     if found is not None:
         import keras
