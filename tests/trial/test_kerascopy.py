@@ -43,7 +43,29 @@ def test_no_history_or_no_call_of_the_class_gives_nothing() -> None:
 
 
 def test_the_public_attributes_that_are_not_keras_own_go_with_the_model() -> None:
-    net = Net()
+    net: Any = Net()
     net.units, net.threshold, net.labels, net.marker = 8, 0.5, ["a", "b"], Net
     net._private, net.name, net.history = 1, "net", {"loss": [1.0]}
     assert kerascopy._attributes(net) == {"units": 8, "threshold": 0.5, "labels": ["a", "b"], "marker": Net}
+
+
+def layer_config(name: str, act: str, code: str, closure: list[float]) -> dict[str, Any]:
+    function = {"class_name": "__lambda__", "config": {"code": code, "closure": closure}}
+    return {
+        "name": name,
+        "units": 4,
+        "activation": {"config": {"name": act, "slope": 0.1}},
+        "function": function,
+    }
+
+
+def test_configs_are_compared_without_names_nor_a_lambdas_marshalled_code() -> None:
+    """A process numbers its layers (`leaky_re_lu_1`), and marshal's bytes for the same code differ between
+    processes: neither tells two models apart; a Lambda's closure values still do."""
+    kernel = layer_config("dense", "leaky_re_lu", "4wEAAA", [0.0, 1.0])
+    assert kerascopy._nameless(kernel) == kerascopy._nameless(
+        layer_config("dense_7", "leaky_re_lu_1", "4wEB", [0.0, 1.0])
+    )
+    assert kerascopy._nameless(kernel) != kerascopy._nameless(
+        layer_config("dense", "leaky_re_lu", "4wEAAA", [0.0, 2.0])
+    )

@@ -459,8 +459,8 @@ async def test_a_subclass_that_passes_its_arguments_on_is_made_again_with_the_ke
 ) -> None:
     """`Ident(*args, **kwargs)` hands its arguments to a notebook base class that needs them (Keras' config
     of it has none); the notebook built it with `model.build(shape)`, which builds none of its layers, and
-    keeps a raw `tf.Variable` and a list on it, which Keras' saving does not carry: the worker's copy has
-    all of it as the kernel has."""
+    keeps a raw `tf.Variable` and a list on it, which Keras' saving does not carry; its Lambda's code,
+    marshalled, differs in bytes between processes: the worker's copy has all of it as the kernel has."""
     pytest.importorskip("tensorflow")
     setup = (
         "import numpy as np, keras, tensorflow as tf\n"
@@ -468,10 +468,11 @@ async def test_a_subclass_that_passes_its_arguments_on_is_made_again_with_the_ke
         "    def __init__(self, lb, width, **kwargs):\n"
         "        super().__init__(**kwargs)\n"
         "        self.lb = lb\n"
+        "        self.scale = keras.layers.Lambda(lambda x: (x - lb) * 2.0)\n"
         "        self.dense = keras.layers.Dense(width)\n"
         "        self.out = keras.layers.Dense(1)\n"
         "    def call(self, x):\n"
-        "        return self.out(self.dense(x - self.lb)) * self.lambd\n"
+        "        return self.out(self.dense(self.scale(x))) * self.lambd\n"
         "class Ident(Base):\n"
         "    def __init__(self, *args, **kwargs):\n"
         "        super().__init__(*args, **kwargs)\n"

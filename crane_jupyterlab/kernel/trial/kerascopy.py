@@ -1,15 +1,17 @@
-"""Keras objects copied to a trial worker (transfer.py): which of the notebook's classes go with them, and
-the notebook functions of their Lambda layers, which Keras rebuilds with its own module's globals.
+"""Keras objects copied to a trial worker (transfer.py): how a model goes (`reduce_model`), which of the
+notebook's classes go with it, and the notebook functions of its Lambda layers, which Keras rebuilds with
+its own module's globals.
 
 Keras rebuilds a model from its config, naming the classes of its layers, metrics and losses: the
 notebook's own must be rebuilt and registered before it. A Lambda layer's function is saved as bytecode and
 loaded with the globals of a Keras module, where the kernel's reads the notebook's (`tf`, a constant):
 the names it reads go with the inputs and, in the worker, it gets the namespace's globals back. Stdlib
-only; nothing is imported.
+only at import: Keras is imported only while a Keras model is copied, where the kernel has it loaded.
 """
 
 from __future__ import annotations
 
+import sys
 import types
 from typing import Any
 
@@ -294,11 +296,25 @@ def _layer_configs(model: Any) -> list[Any]:
 
 
 def _nameless(config: Any) -> Any:
-    """A config without the names in it (a process numbers its layers as it makes them: `leaky_re_lu_1`)."""
+    """A config without the names in it (a process numbers its layers as it makes them: `leaky_re_lu_1`),
+    nor a Lambda function's marshalled code (whose bytes differ between processes: marshal marks objects
+    by their reference counts); the function's code is the notebook's, made again from the same code."""
     if type(config) is dict:
-        return {k: _nameless(v) for k, v in config.items() if k != "name"}
+        lambda_code = config.get("class_name") == "__lambda__"
+        return {
+            k: {n: _nameless(v) for n, v in config[k].items() if n != "code"}
+            if lambda_code and k == "config" and type(config[k]) is dict
+            else _nameless(config[k])
+            for k in config
+            if k != "name"
+        }
     if type(config) in (list, tuple):
         return [_nameless(v) for v in config]
+    if hasattr(config, "__array__") and hasattr(config, "shape"):  # an array or tensor in a closure: by value
+        try:
+            return sys.modules["numpy"].asarray(config).tolist()
+        except Exception:
+            return repr(config)
     return config
 
 
