@@ -118,7 +118,8 @@ def reduce_model(model: Any, ns: dict[str, Any], guarded: bool) -> Any:
     lacks (Keras 3 records no model's arguments) is made again in the worker by the call that made it in
     the notebook (`constructor_calls`), then given the kernel's state; where its layers, weights or
     attributes then differ from the kernel's, it is not used (`_made_again`)."""
-    if not keras_model(model):
+    keras = _keras_of(model)
+    if keras is None:  # not a model, or Keras 2 (tf_keras): its own pickling
         return NotImplemented
     if guarded and _notebook_code(model, ns):
         raise NotMadeAgain(
@@ -127,7 +128,7 @@ def reduce_model(model: Any, ns: dict[str, Any], guarded: bool) -> Any:
         )
     extras = {"history": _history(model), "attributes": _attributes(model)}
     cls = type(model)
-    config = _config(model)
+    config = _config(model, keras)
     if config is not None:
         if any(getattr(type(layer), "save_assets", None) for layer in model._flatten_layers()):
             rebuild, args = model.__reduce__()[:2]
@@ -145,11 +146,21 @@ def reduce_model(model: Any, ns: dict[str, Any], guarded: bool) -> Any:
     return (_made_again, (cls, calls, captured, _state(model, compare=True), extras))
 
 
-def _config(model: Any) -> Any:
+def _keras_of(model: Any) -> Any:
+    """The Keras 3 module of a Keras model (a notebook's subclass included), or None."""
+    if not keras_model(model):
+        return None
+    for cls in type.__dict__["__mro__"].__get__(type(model)):
+        module = sys.modules.get(_root_of(cls))
+        if _root_of(cls) in KERAS and module is not None:
+            major = str(getattr(module, "__version__", "0")).split(".", 1)[0]
+            return module if major.isdigit() and int(major) >= 3 else None
+    return None
+
+
+def _config(model: Any, keras: Any) -> Any:
     """The model serialized as Keras saves it, or None where that config cannot make it again: Keras
     cannot give one, or the notebook's class needs `__init__` arguments the config lacks."""
-    import keras
-
     try:
         config = keras.saving.serialize_keras_object(model)
     except Exception:
