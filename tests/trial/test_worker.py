@@ -493,6 +493,31 @@ async def test_a_subclass_that_passes_its_arguments_on_is_made_again_with_the_ke
         assert (await real(kc, cell))["status"] == "finished"
 
 
+async def test_a_model_whose_config_names_a_function_keras_lacks_is_made_again_by_its_call(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    """Keras saves a plain function (an initializer from `tf.random`, the notebook's own activation) by its
+    name alone and cannot load that config elsewhere (tensorflow/docs' basics guide): the calls that made
+    the model go along, and the worker makes it again by them."""
+    pytest.importorskip("tensorflow")
+    setup = (
+        "import numpy as np, keras, tensorflow as tf\n"
+        "def swish2(v):\n    return v * tf.sigmoid(v)\n"
+        "x = np.linspace(-2, 2, 64).astype('float32')\ny = x ** 2\n"
+        "quad = tf.keras.Sequential([tf.keras.layers.Lambda(lambda v: tf.stack([v, v ** 2], axis=1)),\n"
+        "                            tf.keras.layers.Dense(4, activation=swish2),\n"
+        "                            tf.keras.layers.Dense(units=1, kernel_initializer=tf.random.normal)])\n"
+        "quad.compile(loss=tf.keras.losses.MSE, optimizer=tf.keras.optimizers.SGD(learning_rate=0.01))\n"
+        "quad.fit(x, y, epochs=2, verbose=0)\nEXPECTED = quad.predict(x[:3], verbose=0)\n"
+    )
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, setup)
+        cell = "got = quad.predict(x[:3], verbose=0)\nassert np.allclose(got, EXPECTED, atol=1e-5), got"
+        outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
+        assert outcome["status"] == "finished" and outcome.get("worker"), outcome
+        assert (await real(kc, cell))["status"] == "finished"
+
+
 async def test_a_keras_models_history_and_the_notebooks_attributes_go_with_it(
     kit: SimpleNamespace, home: Path, sandbox: Any
 ) -> None:

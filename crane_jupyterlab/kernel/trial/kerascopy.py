@@ -133,7 +133,13 @@ def reduce_model(model: Any, ns: dict[str, Any], guarded: bool) -> Any:
         if any(getattr(type(layer), "save_assets", None) for layer in model._flatten_layers()):
             rebuild, args = model.__reduce__()[:2]
             return (_with_extras, (rebuild, args, extras))
-        return (_from_config, (config, _state(model, compare=False), extras))
+        if not _by_name(config):
+            return (_from_config, (config, _state(model, compare=False), extras))
+        # A function Keras knows only by its name (`kernel_initializer=tf.random.normal`, an activation of
+        # the notebook's): its config may not load in the worker, so the calls that made it go along.
+        calls = constructor_calls(model, ns)
+        again = (cls, calls, {n: ns[n] for call in calls for n in _names(call) if n in ns}) if calls else None
+        return (_from_config, (config, _state(model, compare=again is not None), extras, again))
     if not _notebooks(cls):
         raise NotMadeAgain(f"Keras cannot save the model {cls.__qualname__} (it has no config)")
     calls = constructor_calls(model, ns)
@@ -144,6 +150,20 @@ def reduce_model(model: Any, ns: dict[str, Any], guarded: bool) -> Any:
         )
     captured = {n: ns[n] for call in calls for n in _names(call) if n in ns}
     return (_made_again, (cls, calls, captured, _state(model, compare=True), extras))
+
+
+def _by_name(config: Any, depth: int = 0) -> bool:
+    """Whether a config names a plain function Keras does not know (`{"module": "builtins", "class_name":
+    "function", ...}`): where the worker's Keras does not have it registered, the config does not load."""
+    if depth > 40:
+        return False
+    if type(config) is dict:
+        if config.get("module") == "builtins" and config.get("class_name") == "function":
+            return True
+        return any(_by_name(v, depth + 1) for v in config.values())
+    if type(config) in (list, tuple):
+        return any(_by_name(v, depth + 1) for v in config)
+    return False
 
 
 def _keras_of(model: Any) -> Any:
@@ -340,7 +360,7 @@ def _state(model: Any, compare: bool) -> dict[str, Any]:
         "compile": model.get_compile_config() if getattr(model, "compiled", False) else None,
         "trainable": [bool(layer.trainable) for layer in layers],
         "builds": [(bool(one.built), one.get_build_config() if one.built else None) for one in layers],
-        "classes": [type(layer).__qualname__ for layer in layers],
+        "classes": _classes(layers),
         "variables": [_own_variables(layer) for layer in layers],
         "optimizer": _own_variables(optimizer) if optimizer is not None and optimizer.built else None,
         "layers": _layer_configs(model) if compare else None,
@@ -384,13 +404,27 @@ def _made_again(
     )
 
 
-def _from_config(config: Any, state: dict[str, Any], extras: dict[str, Any]) -> Any:  # pragma: no cover
+def _from_config(
+    config: Any, state: dict[str, Any], extras: dict[str, Any], again: Any = None
+) -> Any:  # pragma: no cover - the worker's
     """In the worker: the model from its config (built and compiled as Keras loads it), given the
-    kernel's variables."""
+    kernel's variables; where Keras cannot load the config and the calls that may have made the model
+    came along (`again`: a function Keras knows only by name is in it), made again by one of them."""
     import keras
 
-    model = keras.saving.deserialize_keras_object(config, safe_mode=False)
-    _restore(model, state)
+    try:
+        model = keras.saving.deserialize_keras_object(config, safe_mode=False)
+        _restore(model, state)
+    except Exception as exc:
+        if again is None:
+            raise
+        cls, calls, captured = again
+        try:
+            return _made_again(cls, calls, captured, state, extras)
+        except NotMadeAgain as failed:
+            raise NotMadeAgain(
+                f"Keras could not load its config ({type(exc).__name__}: {exc}"[:400] + f"); {failed}"
+            ) from None
     _give(model, extras)
     return model
 
@@ -399,7 +433,10 @@ def _restore(model: Any, state: dict[str, Any]) -> None:  # pragma: no cover - t
     """The kernel's builds, compile, trainable flags and variables, given to a model made again here;
     raises where it does not have the kernel's layers and variables."""
     layers = list(model._flatten_layers())
-    if [type(layer).__qualname__ for layer in layers] != state["classes"]:
+    if _classes(layers) != state["classes"] and state["built"] and state["build"] and not model.built:
+        model.build_from_config(state["build"])  # a Sequential makes its InputLayer as it is built
+        layers = list(model._flatten_layers())
+    if _classes(layers) != state["classes"]:
         raise ValueError("its layers are not the kernel's")
     _build(model, layers, state)
     for layer, trainable, store in zip(layers, state["trainable"], state["variables"]):
@@ -416,6 +453,10 @@ def _restore(model: Any, state: dict[str, Any]) -> None:  # pragma: no cover - t
         optimizer.load_own_variables(state["optimizer"])
     if state["layers"] is not None and _layer_configs(model) != state["layers"]:
         raise ValueError("its layers are not configured as the kernel's")
+
+
+def _classes(layers: list[Any]) -> list[str]:
+    return [type(layer).__qualname__ for layer in layers]
 
 
 def _build(model: Any, layers: list[Any], state: dict[str, Any]) -> None:  # pragma: no cover
