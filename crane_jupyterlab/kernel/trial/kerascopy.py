@@ -113,11 +113,13 @@ def reduce_model(model: Any, ns: dict[str, Any], guarded: bool) -> Any:
     configs), and each layer's and the optimizer's variables through their own `save_own_variables`,
     as arrays the pickle hands over out of band; Keras' own file (zip, HDF5, a temporary directory: 4 to
     8 times slower in a trial's fork) only where a layer keeps assets (a lookup layer's vocabulary).
-    Neither takes its `History` (`model.history`, which cells read) nor the attributes the notebook set:
-    those go beside it. A model of the notebook's own class whose `__init__` takes arguments its config
-    lacks (Keras 3 records no model's arguments) is made again in the worker by the call that made it in
-    the notebook (`constructor_calls`), then given the kernel's state; where its layers, weights or
-    attributes then differ from the kernel's, it is not used (`_made_again`)."""
+    Neither takes its `History` (`model.history`, which cells read) nor its other attributes (a list the
+    notebook appends to, a raw `tf.Variable`): those go beside it. A model of the notebook's own class
+    whose `__init__` takes arguments its config lacks (Keras 3 records no model's arguments) is made again
+    in the worker by the call that made it in the notebook (`constructor_calls`), then given the kernel's
+    state; where its layers' classes, configs or variables then differ from the kernel's, it is not used
+    (`_made_again`). A config that names a function Keras knows only by name may not load in the worker:
+    the calls go along with it, and are tried where it does not."""
     keras = _keras_of(model)
     if keras is None:  # not a model, or Keras 2 (tf_keras): its own pickling
         return NotImplemented
