@@ -65,8 +65,9 @@ def test_memory_beyond_the_cap_ends_the_trial(kit: SimpleNamespace) -> None:
 
 
 def test_a_deadlock_after_the_fork_is_reported_early(kit: SimpleNamespace) -> None:
+    # (worker "never": where this process has run TensorFlow, a worker would take over the cell)
     deadlock = "import threading\nlock = threading.Lock()\nlock.acquire()\nlock.acquire()"
-    outcome = kit.run_here(deadlock, budget_s=60)
+    outcome = kit.run_here(deadlock, budget_s=60, worker="never")
     assert outcome["status"] == "unavailable"
     assert "lock no thread can release" in outcome["reason"]
 

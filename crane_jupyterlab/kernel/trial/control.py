@@ -123,6 +123,7 @@ def _worker_after_a_fork_death(trial: Any) -> worker.WorkerTrial | None:
         # (the fork stopped already: no second one runs the cell where the inputs cannot be copied)
         relay = worker.WorkerTrial(dict(taken["opts"], below=[], fork_fallback=False), _scratch, why)
         relay.token = trial.token
+        relay.fork_outcome = dict(trial.outcome or {})
         relay.start(taken["source"], taken["ns"], _shell(), fork_first=False)
     except Exception:  # the fork's outcome stands
         return None

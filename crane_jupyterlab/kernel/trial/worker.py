@@ -403,6 +403,7 @@ class WorkerTrial:
         self.packing: Any = None
         self.source = ""
         self.environment: dict[str, Any] = {}
+        self.fork_outcome: dict[str, Any] | None = None  # a fork this worker took the cell over from
 
     def start(
         self, source: str, ns: dict[str, Any], shell: Any, cuda: bool = False, fork_first: bool = False
@@ -452,9 +453,15 @@ class WorkerTrial:
 
     def _run(self) -> None:
         try:
-            self.outcome = self._through_worker()
-        except Exception as exc:  # the thread always leaves an outcome
-            self.outcome = unavailable(f"the trial worker failed: {type(exc).__name__}: {exc}")
+            try:
+                outcome = self._through_worker()
+            except Exception as exc:  # the thread always leaves an outcome
+                outcome = unavailable(f"the trial worker failed: {type(exc).__name__}: {exc}")
+            if self.fork_outcome is not None and outcome.get("status") == "unavailable":
+                # taken over from a fork that TensorFlow stopped: its reason first, then the worker's
+                why = f"a worker could not take over: {outcome.get('reason')}"
+                outcome = {**self.fork_outcome, "reason": f"{self.fork_outcome.get('reason')}; {why}"}
+            self.outcome = outcome
         finally:
             with contextlib.suppress(OSError):
                 os.close(self.pack)
