@@ -20,17 +20,17 @@ KERAS = ("keras", "tf_keras")
 
 def keras_class(value: Any, ns: dict[str, Any]) -> bool:
     """A class of the notebook's own that derives from a Keras class (a model, layer, metric, loss...)."""
-    if not isinstance(value, type) or not _notebooks(value):
+    if not isinstance(value, type) or not notebook_class(value):
         return False
     try:
-        return any(_root_of(base) in KERAS for base in type.__dict__["__mro__"].__get__(value)[1:])
+        return any(root_of(base) in KERAS for base in type.__dict__["__mro__"].__get__(value)[1:])
     except Exception:
         return False
 
 
 def keras_object(value: Any) -> bool:
     try:
-        return any(_root_of(base) in KERAS for base in type.__dict__["__mro__"].__get__(type(value)))
+        return any(root_of(base) in KERAS for base in type.__dict__["__mro__"].__get__(type(value)))
     except Exception:
         return False
 
@@ -41,7 +41,7 @@ def keras_model(value: Any) -> bool:
         mro = type.__dict__["__mro__"].__get__(type(value))
     except Exception:
         return False
-    return any(type.__dict__["__name__"].__get__(c) == "Model" and _root_of(c) in KERAS for c in mro)
+    return any(type.__dict__["__name__"].__get__(c) == "Model" and root_of(c) in KERAS for c in mro)
 
 
 def lambda_functions(value: Any) -> list[types.FunctionType]:
@@ -56,7 +56,7 @@ def lambda_functions(value: Any) -> list[types.FunctionType]:
     found = []
     for layer in layers:
         kind = type(layer)
-        if kind.__name__ == "Lambda" and _root_of(kind) in KERAS:
+        if kind.__name__ == "Lambda" and root_of(kind) in KERAS:
             fn = getattr(layer, "function", None)
             if type(fn) is types.FunctionType:
                 found.append(fn)
@@ -79,11 +79,13 @@ def lambdas_in(value: Any, ns: dict[str, Any]) -> None:  # pragma: no cover - wo
                 layer.function = rebuilt
 
 
-def _notebooks(cls: type) -> bool:
+def notebook_class(cls: type) -> bool:
+    """A class the notebook defined (its module is `__main__`: no worker can import it)."""
     return bool(type.__dict__["__module__"].__get__(cls) == "__main__")
 
 
-def _root_of(cls: type) -> str:
+def root_of(cls: type) -> str:
+    """The top-level package a class comes from ("keras", "tensorflow", "__main__")."""
     module = type.__dict__["__module__"].__get__(cls)
     return module.split(".", 1)[0] if isinstance(module, str) else ""
 
@@ -139,19 +141,25 @@ def reduce_model(model: Any, ns: dict[str, Any], guarded: bool) -> Any:
             return (_from_config, (config, _state(model, compare=False), extras))
         # A function Keras knows only by its name (`kernel_initializer=tf.random.normal`, an activation of
         # the notebook's): its config may not load in the worker, so the calls that made it go along.
-        calls = constructor_calls(model, ns)
-        again = (cls, calls, {n: ns[n] for call in calls for n in _names(call) if n in ns}) if calls else None
+        calls, captured = _calls(model, ns)
+        again = (cls, calls, captured) if calls else None
         return (_from_config, (config, _state(model, compare=again is not None), extras, again))
-    if not _notebooks(cls):
+    if not notebook_class(cls):
         raise NotMadeAgain(f"Keras cannot save the model {cls.__qualname__} (it has no config)")
-    calls = constructor_calls(model, ns)
+    calls, captured = _calls(model, ns)
     if not calls:
         raise NotMadeAgain(
             f"the notebook's Keras model class {cls.__qualname__} has `__init__` arguments Keras does not "
             "record, and no cell that made this model was found"
         )
-    captured = {n: ns[n] for call in calls for n in _names(call) if n in ns}
     return (_made_again, (cls, calls, captured, _state(model, compare=True), extras))
+
+
+def _calls(model: Any, ns: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """The calls that may have made `model` (`constructor_calls`), and the kernel's values of the names
+    they read, which go with them."""
+    calls = constructor_calls(model, ns)
+    return calls, {n: ns[n] for call in calls for n in _names(call) if n in ns}
 
 
 def _by_name(config: Any, depth: int = 0) -> bool:
@@ -173,8 +181,8 @@ def _keras_of(model: Any) -> Any:
     if not keras_model(model):
         return None
     for cls in type.__dict__["__mro__"].__get__(type(model)):
-        module = sys.modules.get(_root_of(cls))
-        if _root_of(cls) in KERAS and module is not None:
+        module = sys.modules.get(root_of(cls))
+        if root_of(cls) in KERAS and module is not None:
             major = str(getattr(module, "__version__", "0")).split(".", 1)[0]
             return module if major.isdigit() and int(major) >= 3 else None
     return None
@@ -192,7 +200,7 @@ def _config(model: Any, keras: Any) -> Any:
     given = config.get("config") or {}
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     for cls in type.__dict__["__mro__"].__get__(type(model)):
-        if not _notebooks(cls) or "from_config" in vars(cls):
+        if not notebook_class(cls) or "from_config" in vars(cls):
             break  # Keras' own classes, or a class that says how to make itself from its config
         if "__init__" not in vars(cls):
             continue
@@ -260,7 +268,7 @@ def _notebook_code(model: Any, ns: dict[str, Any]) -> bool:
         layers = [model]
     for layer in layers:
         for cls in type.__dict__["__mro__"].__get__(type(layer)):
-            if _notebooks(cls) and any(m in vars(cls) for m in _DESCRIBING):
+            if notebook_class(cls) and any(m in vars(cls) for m in _DESCRIBING):
                 return True
     return False
 
@@ -268,23 +276,13 @@ def _notebook_code(model: Any, ns: dict[str, Any]) -> bool:
 def _history(model: Any) -> Any:
     """The `History` of the model's last fit, as plain values (Keras saves none of it)."""
     found = vars(model).get("history")
-    if found is None or type(found).__name__ != "History" or _root_of(type(found)) not in KERAS:
+    if found is None or type(found).__name__ != "History" or root_of(type(found)) not in KERAS:
         return None
     return {
         "history": dict(getattr(found, "history", None) or {}),
         "epoch": list(getattr(found, "epoch", None) or []),
         "params": dict(getattr(found, "params", None) or {}),
     }
-
-
-def _plain(value: Any, depth: int = 0) -> bool:
-    if value is None or type(value) in (bool, int, float, str, bytes):
-        return True
-    if depth < 3 and type(value) in (list, tuple):
-        return len(value) <= 1000 and all(_plain(v, depth + 1) for v in value)
-    if depth < 3 and type(value) is dict:
-        return len(value) <= 1000 and all(_plain(k, 9) and _plain(v, depth + 1) for k, v in value.items())
-    return False
 
 
 def _attributes(model: Any) -> dict[str, Any]:
@@ -352,13 +350,12 @@ def _nameless(config: Any) -> Any:
 
 
 def _state(model: Any, compare: bool) -> dict[str, Any]:
-    """What the kernel's model holds beyond its code: build, compile, each layer's variables (as its own
-    `save_own_variables` gives them) and the optimizer's; with `compare`, its layers' configs."""
+    """What the kernel's model holds beyond its code: each layer's build (the model's first: `_flatten_layers`
+    gives the model itself first), compile, each layer's variables (as its own `save_own_variables` gives
+    them) and the optimizer's; with `compare`, its layers' configs."""
     layers = list(model._flatten_layers())
     optimizer = getattr(model, "optimizer", None) if getattr(model, "compiled", False) else None
     return {
-        "built": bool(model.built),
-        "build": model.get_build_config() if model.built else None,
         "compile": model.get_compile_config() if getattr(model, "compiled", False) else None,
         "trainable": [bool(layer.trainable) for layer in layers],
         "builds": [(bool(one.built), one.get_build_config() if one.built else None) for one in layers],
@@ -435,8 +432,9 @@ def _restore(model: Any, state: dict[str, Any]) -> None:  # pragma: no cover - t
     """The kernel's builds, compile, trainable flags and variables, given to a model made again here;
     raises where it does not have the kernel's layers and variables."""
     layers = list(model._flatten_layers())
-    if _classes(layers) != state["classes"] and state["built"] and state["build"] and not model.built:
-        model.build_from_config(state["build"])  # a Sequential makes its InputLayer as it is built
+    built, build = state["builds"][0]  # the model's own
+    if _classes(layers) != state["classes"] and built and build and not model.built:
+        model.build_from_config(build)  # a Sequential makes its InputLayer as it is built
         layers = list(model._flatten_layers())
     if _classes(layers) != state["classes"]:
         raise ValueError("its layers are not the kernel's")
@@ -470,14 +468,14 @@ def _build(model: Any, layers: list[Any], state: dict[str, Any]) -> None:  # pra
             if not config:
                 raise ValueError(f"the kernel's layer {layer.name} was built without a build config")
             layer.build_from_config(config)
-    if not state["built"] or model.built:
+    built, shapes = state["builds"][0]  # the model's own
+    if not built or model.built:
         return
-    if state["build"] is None:
+    if shapes is None:
         raise ValueError("the kernel's model was built without a build config")
     if all(built for built, _ in state["builds"][1:]):
-        model.build_from_config(state["build"])
+        model.build_from_config(shapes)
     else:
-        shapes = state["build"]
         if "input_shape" in shapes:
             model.build(shapes["input_shape"])
         else:

@@ -137,7 +137,7 @@ def working_set(code_text: str, ns: dict[str, Any], skip: frozenset[str] = froze
 
 def _notebook_class(cls: type, ns: dict[str, Any]) -> bool:
     """A class the notebook defined: the worker cannot import it, so it goes by value."""
-    return bool(type.__dict__["__module__"].__get__(cls) == "__main__")
+    return kerascopy.notebook_class(cls)
 
 
 def shell_names(ns: dict[str, Any], shell: Any) -> list[str]:
@@ -182,7 +182,7 @@ def _fill_class(cls: type, state: dict[str, Any]) -> None:
     for key, value in state.items():
         setattr(cls, key, value)
     keras = sys.modules.get("keras")
-    if keras is not None and any(_root_of(base) in kerascopy.KERAS for base in cls.__mro__[1:]):
+    if keras is not None and any(kerascopy.root_of(base) in kerascopy.KERAS for base in cls.__mro__[1:]):
         # A Keras model or layer of the notebook: Keras' own unpickling looks its class up by name.
         with contextlib.suppress(Exception):
             keras.saving.get_custom_objects()[cls.__name__] = cls
@@ -196,11 +196,6 @@ def _fill_class(cls: type, state: dict[str, Any]) -> None:
 def _tf_function(func: Any, options: dict[str, Any]) -> Any:
     """A `tf.function` of the notebook, made again from its Python function (it is traced afresh)."""
     return sys.modules["tensorflow"].function(func, **options)
-
-
-def _root_of(cls: type) -> str:
-    module = type.__dict__["__module__"].__get__(cls)
-    return module.split(".", 1)[0] if isinstance(module, str) else ""
 
 
 def _import(name: str) -> Any:
@@ -279,18 +274,21 @@ class _Packer(pickle.Pickler):
             return (_make_cell, (), contents, None, None, _fill_cell)
         if isinstance(obj, type) and _notebook_class(obj, self.ns):
             return self._class(obj)
-        if kerascopy.keras_model(obj):
-            try:
-                return kerascopy.reduce_model(obj, self.ns, self.guarded)
-            except kerascopy.NotMadeAgain as exc:
-                raise Uncopyable(str(exc)) from None
+        try:
+            reduced = kerascopy.reduce_model(
+                obj, self.ns, self.guarded
+            )  # NotImplemented: not a Keras 3 model
+        except kerascopy.NotMadeAgain as exc:
+            raise Uncopyable(str(exc)) from None
+        if reduced is not NotImplemented:
+            return reduced
         if self.guarded and _pickles_itself(kind, self.ns):
             raise Uncopyable(
                 f"the notebook's class {kind.__qualname__} pickles itself with its own code, which would run "
                 "in the kernel (inputs of a GPU kernel's trial are copied by a thread of the kernel)"
             )
         if (
-            _root_of(kind) == "tensorflow"
+            kerascopy.root_of(kind) == "tensorflow"
             and kind.__qualname__ == "Function"
             and hasattr(obj, "python_function")
         ):
