@@ -56,9 +56,9 @@ def main(
             # The inputs first, as they are before the cell changes them: a worker runs the cell on them
             # if this fork cannot (worker.py); "ready" says whether they were packed.
             report["packed"] = _pack(pack, source, ns, shell, opts)
-        if pack < 0 or then_run:
-            # the cell's first imports of large libraries, before its budget starts (control.py allows it)
-            execute.import_first(execute.new_imports(runnable(source, shell)))
+        # the cell's first imports of large libraries, before its budget starts (control.py and worker.py
+        # list them where this fork runs the cell, and allow the time)
+        execute.import_first(opts.get("first_imports") or [])
         _send(writer, {"phase": "ready", **report})
         if pack >= 0 and not then_run:
             done = _pack(pack, source, ns, shell, opts)

@@ -255,8 +255,9 @@ def _start(source: Any, opts: dict[str, Any], namespace: Any, t0: float) -> dict
             relay.blocked_ms = ms(time.perf_counter() - t0)
             _current = relay
             return _running(relay, "worker", relay.setup_s)
-        trial = Trial(opts, _scratch())
-        if execute.new_imports(runnable(source, shell)):  # imported before the budget starts (child.py)
+        imports = execute.new_imports(runnable(source, shell))  # imported before the budget (child.py)
+        trial = Trial(dict(opts, first_imports=imports) if imports else opts, _scratch())
+        if imports:
             trial.setup_s += execute.IMPORT_ALLOWANCE_S
         fork.fork(trial, source, ns, shell)
         trial.blocked_ms = ms(time.perf_counter() - t0)

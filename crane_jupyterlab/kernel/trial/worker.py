@@ -425,12 +425,19 @@ class WorkerTrial:
             self.forked = time.monotonic()
         else:
             budget = float(self.opts["budget_s"])
+            # the cell's first imports, made before its budget starts where this fork runs it (child.py)
+            imports = execute.new_imports(runnable(source, shell)) if fork_first else []
             packer = Trial(
-                {**self.opts, "budget_s": budget if fork_first else budget + PACK_S}, self.scratch()
+                {
+                    **self.opts,
+                    "budget_s": budget if fork_first else budget + PACK_S,
+                    "first_imports": imports,
+                },
+                self.scratch(),
             )
             if fork_first:
                 packer.setup_s += PACK_S  # the pack is written before the cell's budget starts
-                if execute.new_imports(runnable(source, shell)):  # and the cell's first imports made
+                if imports:
                     packer.setup_s += execute.IMPORT_ALLOWANCE_S
                     self.setup_s += execute.IMPORT_ALLOWANCE_S
                 self.setup_s += budget
