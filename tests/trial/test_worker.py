@@ -90,6 +90,16 @@ async def real(kc: AsyncKernelClient, cell: str) -> dict[str, Any]:
     return {"status": "finished"}
 
 
+async def finishes_in_the_worker(
+    kit: SimpleNamespace, kc: AsyncKernelClient, cell: str, **options: Any
+) -> None:
+    """The cell's trial ran in the worker and finished, and so does its real run in the kernel."""
+    options = {"private_writes": True, "budget_s": 30.0, **options}
+    outcome = (await kit.run_in_kernel(kc, cell, **options))["outcome"]
+    assert outcome["status"] == "finished" and outcome.get("worker"), (cell, outcome)
+    assert (await real(kc, cell))["status"] == "finished"
+
+
 # -- the state a cell depends on -------------------------------------------------------------------
 
 # (setup run in the kernel, target cell): the target's outcome depends on that state being copied.
@@ -488,9 +498,7 @@ async def test_a_subclass_that_passes_its_arguments_on_is_made_again_with_the_ke
             "out = step()\nassert out.shape == (2, 1) and float(ident.lambd) == 3.0\n"
             "assert ident.lambd_list[-1] == 3.0 and len(ident.trainable_variables) == 4"
         )
-        outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
-        assert outcome["status"] == "finished" and outcome.get("worker"), outcome
-        assert (await real(kc, cell))["status"] == "finished"
+        await finishes_in_the_worker(kit, kc, cell)
 
 
 async def test_a_model_whose_config_names_a_function_keras_lacks_is_made_again_by_its_call(
@@ -513,9 +521,7 @@ async def test_a_model_whose_config_names_a_function_keras_lacks_is_made_again_b
     async with fresh_kernel(cwd=str(home)) as (_, kc):
         await run_cell(kc, setup)
         cell = "got = quad.predict(x[:3], verbose=0)\nassert np.allclose(got, EXPECTED, atol=1e-5), got"
-        outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
-        assert outcome["status"] == "finished" and outcome.get("worker"), outcome
-        assert (await real(kc, cell))["status"] == "finished"
+        await finishes_in_the_worker(kit, kc, cell)
 
 
 async def test_a_keras_models_history_and_the_notebooks_attributes_go_with_it(
@@ -530,9 +536,7 @@ async def test_a_keras_models_history_and_the_notebooks_attributes_go_with_it(
             "p = model.predict(x, verbose=0)\nassert model.label == 'first'\n"
             "assert len(model.history.history['loss']) == 1 and model.history.model is model"
         )
-        outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
-        assert outcome["status"] == "finished" and outcome.get("worker"), outcome
-        assert (await real(kc, cell))["status"] == "finished"
+        await finishes_in_the_worker(kit, kc, cell)
 
 
 async def test_a_keras_models_layer_state_goes_with_it_as_keras_saves_it(
@@ -559,9 +563,7 @@ async def test_a_keras_models_layer_state_goes_with_it_as_keras_saves_it(
             "ids = words.predict(tf.constant([['dog'], ['cow']]), verbose=0)\n"
             "assert ids.ravel().tolist() == [2, 0]",
         ):
-            outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
-            assert outcome["status"] == "finished" and outcome.get("worker"), (cell, outcome)
-            assert (await real(kc, cell))["status"] == "finished"
+            await finishes_in_the_worker(kit, kc, cell)
 
 
 AUTOGRAPH = (
@@ -593,10 +595,7 @@ async def test_autograph_and_keras_registry_work_as_in_the_kernel(
             "assert len(scaled.variables) == 2",
             "again = keras.models.load_model('scaled.keras')\nassert again(tf.ones((1, 3))).shape == (1, 2)",
         ):
-            options = {"private_writes": True, "budget_s": 30.0, "worker": "always"}
-            outcome = (await kit.run_in_kernel(kc, cell, **options))["outcome"]
-            assert outcome["status"] == "finished" and outcome.get("worker"), (cell, outcome)
-            assert (await real(kc, cell))["status"] == "finished"
+            await finishes_in_the_worker(kit, kc, cell, worker="always")
 
 
 async def test_tensorflow_cells_a_fork_can_run_stay_in_the_fork(
@@ -735,7 +734,7 @@ async def test_a_name_the_copy_lacks_is_never_claimed_as_the_cells_crash(
         cell = "out = seq.predict(xs, verbose=0)\nassert out.shape == (4, 1)"
         outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
         assert (await real(kc, cell))["status"] == "finished"
-        # the Lambda's function gets the notebook's globals back in the worker (transfer._lambdas_in)
+        # the Lambda's function gets the notebook's globals back in the worker (kerascopy.lambdas_in)
         assert outcome["status"] == "finished" and outcome.get("worker"), outcome
         # and where the copy still lacks a name the kernel has, the trial says so rather than crash
         dropped = "del tf\nout = seq.predict(xs, verbose=0)"
