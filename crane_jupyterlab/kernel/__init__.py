@@ -44,6 +44,7 @@ MANIFEST = (
     "trial/chain",
     "trial/state",
     "trial/kerascopy",
+    "trial/torchcopy",
     "trial/transfer",
     "trial/child",
     "trial/stuck",

@@ -9,7 +9,8 @@ rebuilds the namespace the cell will run in.
 The working set is every name the cell reads that the kernel has, and, through the notebook's own
 functions and classes it reaches, every global their code reads, transitively. Objects go through the
 libraries' own pickling contracts (protocol 5: numpy and pandas hand their buffers over out of band;
-Keras 3 models save themselves with their optimizer state; torch tensors, scikit-learn estimators...);
+Keras 3 models save themselves with their optimizer state; scikit-learn estimators...; torch storages
+go as their raw bytes, out of band, once however many tensors view them: torchcopy.py);
 functions and classes defined in the notebook go by value (their code through `marshal`: the worker is
 the kernel's own Python), rebuilt with the worker's namespace as their globals, as in the kernel. What
 cannot be copied faithfully (a generator, an open file, a lock, a tf.data pipeline, an Enum of the
@@ -31,7 +32,7 @@ import sys
 import types
 from typing import Any
 
-from . import kerascopy
+from . import kerascopy, torchcopy
 from . import state as processes
 
 # What a worker copies at most (the inputs' in-band bytes and buffers together), unless told otherwise.
@@ -242,6 +243,7 @@ class _Packer(pickle.Pickler):
         self.reads: set[str] = set()  # globals the notebook code pickled here reads
         self.guarded = False  # refuse the notebook's own pickling code (see `pack`)
         self.files: set[str] = set()  # the files of the code pickled by value
+        self.storages: dict[Any, Any] = {}  # torch storages by their memory (torchcopy), kept to the end
 
     def _buffer(self, buffer: pickle.PickleBuffer) -> bool:
         view = buffer.raw()
@@ -274,6 +276,9 @@ class _Packer(pickle.Pickler):
             return (_make_cell, (), contents, None, None, _fill_cell)
         if isinstance(obj, type) and _notebook_class(obj, self.ns):
             return self._class(obj)
+        reduced = torchcopy.reduce_storage(obj, self.storages)
+        if reduced is not NotImplemented:
+            return reduced
         try:
             reduced = kerascopy.reduce_model(
                 obj, self.ns, self.guarded
