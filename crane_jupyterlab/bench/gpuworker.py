@@ -17,7 +17,9 @@ Each trial's outcome must be the real one's (`expect`), and afterwards the kerne
 must be byte-for-byte the same, torch's allocated memory the same, and CUDA still usable here. Nothing is
 installed or fetched: torch and this package. With `--device cpu` the kernel's CUDA is pretended
 (`cuda_in_use` answers yes) and tensors stay on the CPU: the worker path and its packing on a thread are
-exercised without a GPU. Writes DIR/gpuworker.json and prints one line per trial and a summary; the exit
+exercised without a GPU. Then, per `--sizes` (MB), a cell reading one tensor of that size on the device:
+request to verdict, packing and rebuild times, and their throughput (goal for CUDA: >= 2 GB/s).
+Writes DIR/gpuworker.json and prints one line per trial and a summary; the exit
 status is 0 only when every trial's outcome is the expected one and the kernel is unchanged.
 """
 
@@ -79,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="gpu-check-out", help="folder for gpuworker.json")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     parser.add_argument("--budget", type=float, default=20.0, help="each trial's budget (seconds)")
+    parser.add_argument(
+        "--sizes", default="1,100,500", help="MB of the large-input trials, comma-separated ('' for none)"
+    )
     args = parser.parse_args(argv)
 
     import torch
@@ -115,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
     after = _fingerprint(ns, torch)
+    sizes = [int(mb) for mb in args.sizes.split(",") if mb.strip()]
+    large = _large_inputs(control, ns, torch, args.device, sizes, args.budget)
+    ok &= all(r["good"] for r in large)
     rebuilt = [float(r["outcome"]["worker"]["rebuild_ms"]) for r in rows
                if (r["outcome"].get("worker") or {}).get("rebuild_ms") is not None]  # fmt: skip
     late = sorted({m for r in rows for m in (r["outcome"].get("worker") or {}).get("late_imports") or []})
@@ -134,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         "rebuild_ms": _percentiles(rebuilt),
         "verdict_s_warm": _percentiles([float(r["seconds"]) for r in rows[1:]]),
         "late_imports": late,  # modules a job had to import that the warm spare had not
+        "large_inputs": large,
         "passed": ok,
     }
     out = Path(args.out)
@@ -146,7 +155,38 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"gpuworker: warm verdict {summary['verdict_s_warm']} s; rebuild {summary['rebuild_ms']} ms; "
           f"modules imported at a job: {late or 'none'}")  # fmt: skip
+    for row in large:
+        print(f"gpuworker: {row['mb']} MB on {args.device}: {row['status']} in {row['seconds']} s; pack "
+              f"{row['pack_ms']} ms, rebuild {row['rebuild_ms']} ms: {row['gb_per_s']} GB/s")  # fmt: skip
     return 0 if ok else 1
+
+
+def _large_inputs(
+    control: Any, ns: dict[str, Any], torch: Any, device: str, sizes: list[int], budget: float
+) -> list[dict[str, Any]]:
+    """A cell reading one float32 tensor of each size on `device` (its last element: the time is the
+    copy's): request to verdict, the packing (in a thread of this process, as for a GPU kernel) and the
+    worker's rebuild, and their throughput. The tensor is dropped after its trial."""
+    rows = []
+    for mb in sizes:
+        ns["big"] = torch.full((mb * (1 << 20) // 4,), 2.0, device=device)
+        _wait_warm(control)
+        t0 = time.perf_counter()
+        outcome = _trial(control, "assert float(big[-1]) == 2.0", ns, budget)
+        seconds = time.perf_counter() - t0
+        del ns["big"]
+        worker = outcome.get("worker") or {}
+        moved_ms = float(worker.get("pack_ms") or 0) + float(worker.get("rebuild_ms") or 0)
+        rows.append({
+            "mb": mb, "status": outcome.get("status"), "good": outcome.get("status") == "finished",
+            "seconds": round(seconds, 2), "pack_ms": worker.get("pack_ms"),
+            "rebuild_ms": worker.get("rebuild_ms"), "inputs_mb": worker.get("inputs_mb"),
+            "gb_per_s": round(mb / 1024 / (moved_ms / 1000), 2) if moved_ms else None,
+            "reason": outcome.get("reason") or outcome.get("message"),
+        })  # fmt: skip
+    if device == "cuda":
+        torch.cuda.empty_cache()
+    return rows
 
 
 def _trial(control: Any, cell: str, ns: dict[str, Any], budget: float) -> dict[str, Any]:
