@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{'ok ' if good else 'BAD'} {name}: {outcome.get('status')} {outcome.get('exception') or ''} "
             f"({seconds:.1f} s; spare {worker.get('spare')}, pack {worker.get('pack_ms')} ms, "
-            f"rebuild {worker.get('rebuild_ms')} ms) "
+            f"rebuild {worker.get('rebuild_ms')} ms: {worker.get('rebuild_phases_ms')}) "
             f"{'' if good else outcome.get('reason') or outcome.get('message')}",
             flush=True,
         )
@@ -126,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     rebuilt = [float(r["outcome"]["worker"]["rebuild_ms"]) for r in rows
                if (r["outcome"].get("worker") or {}).get("rebuild_ms") is not None]  # fmt: skip
     late = sorted({m for r in rows for m in (r["outcome"].get("worker") or {}).get("late_imports") or []})
+    failed = sorted({m for r in rows for m in (r["outcome"].get("worker") or {}).get("import_failed") or []})
     still = _cuda_works(torch, args.device)
     unchanged = before == after
     ok &= unchanged and still
@@ -142,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         "rebuild_ms": _percentiles(rebuilt),
         "verdict_s_warm": _percentiles([float(r["seconds"]) for r in rows[1:]]),
         "late_imports": late,  # modules a job had to import that the warm spare had not
+        "import_failed": failed,  # modules of the kernel the spare could not import
         "large_inputs": large,
         "passed": ok,
     }
@@ -154,10 +156,12 @@ def main(argv: list[str] | None = None) -> int:
         f" kernel CUDA usable after the worker's device-side assert: {still}"
     )
     print(f"gpuworker: warm verdict {summary['verdict_s_warm']} s; rebuild {summary['rebuild_ms']} ms; "
-          f"modules imported at a job: {late or 'none'}")  # fmt: skip
+          f"modules imported at a job: {late or 'none'}; "
+          f"not importable in the spare: {failed or 'none'}")  # fmt: skip
     for row in large:
         print(f"gpuworker: {row['mb']} MB on {args.device}: {row['status']} in {row['seconds']} s; pack "
-              f"{row['pack_ms']} ms, rebuild {row['rebuild_ms']} ms: {row['gb_per_s']} GB/s")  # fmt: skip
+              f"{row['pack_ms']} ms, rebuild {row['rebuild_ms']} ms {row['phases_ms']}: "
+              f"{row['gb_per_s']} GB/s")  # fmt: skip
     return 0 if ok else 1
 
 
@@ -181,6 +185,7 @@ def _large_inputs(
             "mb": mb, "status": outcome.get("status"), "good": outcome.get("status") == "finished",
             "seconds": round(seconds, 2), "pack_ms": worker.get("pack_ms"),
             "rebuild_ms": worker.get("rebuild_ms"), "inputs_mb": worker.get("inputs_mb"),
+            "phases_ms": worker.get("rebuild_phases_ms"),
             "gb_per_s": round(mb / 1024 / (moved_ms / 1000), 2) if moved_ms else None,
             "reason": outcome.get("reason") or outcome.get("message"),
         })  # fmt: skip

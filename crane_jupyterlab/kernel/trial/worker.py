@@ -558,6 +558,8 @@ class WorkerTrial:
             "rebuild_ms": (trial.ready or {}).get("rebuild_ms"),
             # modules the spare had not imported before the job (imported then, before the rebuild)
             "late_imports": (trial.ready or {}).get("late_imports"),
+            "rebuild_phases_ms": (trial.ready or {}).get("phases_ms"),
+            "import_failed": warm.get("import_failed") or None,  # what the spare could not import
             "inputs_mb": round(float(packed.get("inputs_bytes") or 0) / (1 << 20), 2),
             "names": len(packed.get("names") or []),
             "reason": self.reason,
