@@ -302,8 +302,8 @@ _GPU: list[tuple[str, ...]] = []
 
 def _own_gpu(fraction: float) -> tuple[str, ...]:  # pragma: no cover - worker only, on a GPU machine
     """A CUDA context of the worker's own, made before the sandbox (it opens the driver's device files),
-    each device capped at `fraction` of its memory; the device files it may keep writing to. Made once
-    (a spare of a GPU kernel makes it while it waits)."""
+    each device capped at `fraction` of its memory and warmed (a first kernel launch, cuBLAS's handle);
+    the device files it may keep writing to. Made once (a spare of a GPU kernel makes it while it waits)."""
     import glob
 
     if _GPU:
@@ -312,6 +312,9 @@ def _own_gpu(fraction: float) -> tuple[str, ...]:  # pragma: no cover - worker o
     for index in range(torch.cuda.device_count()):
         torch.cuda.set_per_process_memory_fraction(fraction, index)
         torch.empty(1, device=f"cuda:{index}")
+        with contextlib.suppress(Exception):  # the first kernel launch and cuBLAS's handle, ahead of need
+            square = torch.ones(8, 8, device=f"cuda:{index}")
+            (square @ square).sum().item()
     _GPU.append(tuple(sorted(glob.glob("/dev/nvidia*"))))
     return _GPU[0]
 
