@@ -5,6 +5,9 @@ every kind of tensor equal to the kernel's, and the worker's writes reaching nei
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -99,3 +102,30 @@ def test_a_module_and_its_optimizer_keep_their_parameters_shared() -> None:
     before = params[0].detach().clone()
     fresh["opt"].step()
     assert not torch.equal(params[0], before)
+
+
+def test_a_kernel_that_packed_tensors_collects_its_garbage_and_exits_cleanly(tmp_path: Path) -> None:
+    """A GPU kernel packs on one of its own threads and lives on: what the pack exported must be released
+    in whatever order the garbage collector clears it (views over freed memory crashed the process)."""
+    code = (
+        "import gc, os, sys, torch\n"
+        "from crane_jupyterlab.kernel.trial import transfer\n"
+        "big = torch.randn(1 << 16)\n"
+        "net = torch.nn.Linear(4, 2)\n"
+        "opt = torch.optim.Adam(net.parameters())\n"
+        "net(torch.ones(2, 4)).sum().backward()\n"
+        "opt.step()\n"
+        "ns = {'__name__': '__main__', 'big': big, 'tail': big[3:], 'net': net, 'opt': opt}\n"
+        "for _ in range(3):\n"
+        "    fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)\n"
+        "    transfer.pack(fd, 'big, tail, net, opt', ns, guarded=True)\n"
+        "    os.close(fd)\n"
+        "    gc.collect()\n"
+        "del ns, big\n"
+        "gc.collect()\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "pack")], cwd=root, capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "BufferError" not in done.stderr, done.stderr[-2000:]

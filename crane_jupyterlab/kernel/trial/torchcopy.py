@@ -30,13 +30,12 @@ class _Bytes:
         self.device = device
 
     def buffer(self) -> pickle.PickleBuffer:
-        n = int(self.host.nbytes())
-        if n == 0:
-            return pickle.PickleBuffer(b"")
-        import ctypes
-
-        memory = (ctypes.c_char * n).from_address(int(self.host.data_ptr()))
-        return pickle.PickleBuffer(memoryview(memory).cast("B"))
+        # Through numpy, whose array keeps the storage alive for as long as a view of it is exported (a
+        # ctypes array over the storage's address did not: the cycle the pickler makes with its buffer
+        # callback, cleared by the garbage collector in any order, released views after their memory).
+        torch: Any = sys.modules["torch"]
+        flat = torch.empty(0, dtype=torch.uint8).set_(self.host)
+        return pickle.PickleBuffer(flat.numpy())
 
 
 def reduce_storage(obj: Any, seen: dict[Any, _Bytes]) -> Any:
@@ -46,7 +45,7 @@ def reduce_storage(obj: Any, seen: dict[Any, _Bytes]) -> Any:
         return (_untyped, (obj.buffer(), obj.device))
     torch: Any = sys.modules.get("torch")
     storages = getattr(torch, "storage", None)
-    if storages is None:
+    if storages is None or "numpy" not in sys.modules:  # without numpy: torch's own pickling
         return NotImplemented
     if type(obj) is torch.Tensor and obj.dtype in _newer_dtypes(storages):
         rebuild, args = obj.__reduce_ex__(5)[:2]

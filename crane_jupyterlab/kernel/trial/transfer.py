@@ -445,12 +445,15 @@ def _write(
             # not on disk): tracebacks and TensorFlow's autograph, which converts a function from its source.
             packer.dump(_lines(packer.files))
         except _TooBig:
+            _let_go(packer, buffers)
             raise Uncopyable(
                 f"the cell's inputs are over {_size(limit)}, which is what the worker copies at most"
             ) from None
         except Uncopyable:
+            _let_go(packer, buffers)
             raise
         except BaseException as exc:
+            _let_go(packer, buffers)
             raise Uncopyable(_culprit(payload["names"], ns, exc)) from None
         pickled = counter.n
         offsets = []
@@ -468,7 +471,19 @@ def _write(
         fh.write(header.pack(_MAGIC, position))
     sizes = {"inputs_bytes": pickled + sum(n for _, n in offsets), "buffers": len(offsets)}
     missing = {name for name in packer.reads if name in ns and name not in SHELL_NAMES}
+    _let_go(packer, buffers)
     return sizes, missing
+
+
+def _let_go(packer: _Packer, buffers: list[Any]) -> None:
+    """Drop what the pack held now, not when the garbage collector finds the cycle the packer makes with
+    its buffer callback: in a GPU kernel (packing on its thread) the host copies of its CUDA tensors."""
+    for view in buffers:
+        with contextlib.suppress(Exception):
+            view.release()
+    buffers.clear()
+    packer.clear_memo()
+    packer.storages.clear()
 
 
 def _lines(files: set[str]) -> dict[str, Any]:
