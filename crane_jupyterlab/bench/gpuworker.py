@@ -165,24 +165,34 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if ok else 1
 
 
+# Rebuilt on the kernel's device, with its value, and its view sharing its memory.
+LARGE_CELL = (
+    "assert big.device.type == DEVICE and float(big[-1]) == 2.0\nbig[-1] = 3.0\nassert float(tail[-1]) == 3.0"
+)
+
+
 def _large_inputs(
     control: Any, ns: dict[str, Any], torch: Any, device: str, sizes: list[int], budget: float
 ) -> list[dict[str, Any]]:
-    """A cell reading one float32 tensor of each size on `device` (its last element: the time is the
-    copy's): request to verdict, the packing (in a thread of this process, as for a GPU kernel) and the
-    worker's rebuild, and their throughput. The tensor is dropped after its trial."""
+    """A cell reading one float32 tensor of each size on `device` and a view of it (`LARGE_CELL`: the time
+    is the copy's): request to verdict, the packing (in a thread of this process, as for a GPU kernel) and
+    the worker's rebuild, and their throughput; the kernel's tensor must be unchanged after. The tensor is
+    dropped after its trial."""
     rows = []
     for mb in sizes:
         ns["big"] = torch.full((mb * (1 << 20) // 4,), 2.0, device=device)
+        ns["tail"] = ns["big"][1:]  # a view: in the worker it must share the tensor's memory, as here
         _wait_warm(control)
         t0 = time.perf_counter()
-        outcome = _trial(control, "assert float(big[-1]) == 2.0", ns, budget)
+        outcome = _trial(control, LARGE_CELL, ns, budget)
         seconds = time.perf_counter() - t0
-        del ns["big"]
+        kept = float(ns["big"][-1]) == 2.0  # the worker's write reached only its copy
+        del ns["big"], ns["tail"]
         worker = outcome.get("worker") or {}
         moved_ms = float(worker.get("pack_ms") or 0) + float(worker.get("rebuild_ms") or 0)
         rows.append({
-            "mb": mb, "status": outcome.get("status"), "good": outcome.get("status") == "finished",
+            "mb": mb, "status": outcome.get("status"), "good": outcome.get("status") == "finished" and kept,
+            "kernel_unchanged": kept,
             "seconds": round(seconds, 2), "pack_ms": worker.get("pack_ms"),
             "rebuild_ms": worker.get("rebuild_ms"), "inputs_mb": worker.get("inputs_mb"),
             "phases_ms": worker.get("rebuild_phases_ms"),
