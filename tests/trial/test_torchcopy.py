@@ -129,3 +129,13 @@ def test_a_kernel_that_packed_tensors_collects_its_garbage_and_exits_cleanly(tmp
         [sys.executable, "-c", code, str(tmp_path / "pack")], cwd=root, capture_output=True, text=True
     )
     assert done.returncode == 0 and "BufferError" not in done.stderr, done.stderr[-2000:]
+
+
+def test_packing_leaves_the_kernels_tensors_as_they_were() -> None:
+    """Nothing of the kernel's changes: its storages stay resizable (`Tensor.numpy()`, a way to hand a
+    storage's bytes to the pickle, marks a storage as never resizable again)."""
+    data = torch.arange(1000.0)
+    [fresh], _ = pack_and_rebuild("data", {"data": data})
+    assert torch.equal(fresh["data"], data)
+    data.resize_(2000)  # raised "Trying to resize storage that is not resizable" after a pack through numpy
+    assert data.shape == (2000,)

@@ -799,3 +799,24 @@ async def test_a_cuda_kernels_inputs_are_packed_on_a_thread_without_running_note
     from crane_jupyterlab.kernel.trial import worker
 
     worker.discard_spare()  # the spare this process started: other tests count this process's children
+
+
+async def test_a_cuda_kernels_tensors_reach_the_worker_views_shared_and_a_resize_is_not_claimed(
+    kit: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, sandbox: Any
+) -> None:
+    torch = pytest.importorskip("torch")
+    from crane_jupyterlab.kernel.trial import control, worker
+
+    monkeypatch.setattr(control, "cuda_in_use", lambda: "torch has initialised CUDA in this kernel")
+    data = torch.arange(1000.0)
+    ns: dict[str, Any] = {"__name__": "__main__", "torch": torch, "data": data, "train": data[:800]}
+    # A write through one name, read through its view: torch's own pickling gave the view a copy of its
+    # own, and the trial claimed an AssertionError the kernel would not meet.
+    shared = kit.run_here("data.zero_()\nassert float(train.sum()) == 0.0", ns, worker="auto", budget_s=30.0)
+    assert shared["status"] == "finished", shared
+    # The worker's copy maps the pack in place and cannot grow; the kernel's tensor can.
+    grown = kit.run_here("data.resize_(2000)", ns, worker="auto", budget_s=30.0)
+    assert grown["status"] == "unavailable" and "resizes an input" in grown["reason"], grown
+    assert float(data.sum()) == 499500.0 and data.shape == (1000,)  # the kernel's tensor untouched
+    exec("data.resize_(2000)", ns)  # the real run: no crash
+    worker.discard_spare()

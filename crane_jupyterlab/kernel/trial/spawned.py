@@ -246,7 +246,7 @@ def _run(
                   "phases_ms": {k: round(v, 1) for k, v in phases.items()}})  # fmt: skip
     _send(report, {"phase": "ready", **ready})
     done = execute.run(job["source"], ns, shell, guard, ready, quick.preparer(opts, report))
-    done = _copy_lacked(done, job)
+    done = _copy_cannot_grow(_copy_lacked(done, job))
     if done.get("status") == "crashed" and "CUDA out of memory" in str(done.get("message")):
         share = float(job.get("gpu_fraction") or 0.5)
         cap = f"the cell needed more GPU memory than the worker's cap ({share:.0%} of the GPU)"
@@ -254,6 +254,22 @@ def _run(
     done["refusals"] = guard.refusals
     done["extra_memory_mb"] = round(max(0, private_kb(os.getpid()) - int(warm.get("warm_kb", 0))) / 1024, 1)
     return done
+
+
+# What a copy mapped in place from the pack meets where the kernel's own object would not: its memory
+# cannot grow (torch's `resize_`, a numpy array's `resize`).
+_CANNOT_GROW = ("Trying to resize storage that is not resizable", "cannot resize this array: it does not own")
+
+
+def _copy_cannot_grow(done: dict[str, Any]) -> dict[str, Any]:
+    """A crash on resizing an input's memory is the copy's (the worker maps the pack's bytes in place,
+    which cannot grow; the kernel's tensor or array owns its memory): never claimed as a crash."""
+    message = str(done.get("message") or "")
+    if done.get("status") != "crashed" or not any(words in message for words in _CANNOT_GROW):
+        return done
+    why = ("the cell resizes an input's memory in place, which the worker's copy (mapped from the pack) "
+           "cannot do where the kernel's can: the trial cannot tell what the cell meets")  # fmt: skip
+    return {**unavailable(why), "elapsed_ms": done.get("elapsed_ms")}
 
 
 def _copy_lacked(done: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:

@@ -3,49 +3,73 @@
 Torch pickles a storage by `torch.save`-ing it into bytes that travel in band: the bytes are copied four
 times on the way (0.06-0.14 GB/s measured on a CPU for 100-500 MB, 7 s to rebuild 500 MB), and every
 view of a tensor carries a copy of its own, so views that share memory in the kernel do not in the worker.
-Here a storage goes as its raw bytes, handed to the pickle's buffer callback: written once into the pack
-file and, in the worker, wrapped in place over its private mapping (`torch.frombuffer`: no copy, and a
-write reaches neither the pack nor the kernel). Every tensor over the same memory (a view, a parameter and
-its `.data`) names the one storage, so the worker's share it as the kernel's do. A storage on a GPU is
-copied to the host once here and to the same device in the worker, as `torch.load` puts it back.
+Here a storage goes as its raw bytes, out of band: copied once into the pack file's pages (from a GPU,
+straight there) and, in the worker, wrapped in place over its private mapping (`torch.frombuffer`: no
+copy, and a write reaches neither the pack nor the kernel). Every tensor over the same memory (a view, a
+parameter and its `.data`) names the one storage, so the worker's share it as the kernel's do. A storage
+on a GPU goes back to the same device in the worker, as `torch.load` puts it back. Nothing of the
+kernel's changes.
 
 Stdlib only at import: torch is read from `sys.modules`, where the kernel has it.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 import sys
 from typing import Any
 
 
 class _Bytes:
-    """One storage's memory on the host: the same object for every tensor over it (pickle's memo then
-    writes it once and rebuilds one storage for all of them)."""
+    """One storage's memory: the same object for every tensor over it (pickle's memo then writes it once
+    and rebuilds one storage for all of them). In the pickle it is an out-of-band buffer whose bytes the
+    pack writes itself (`write_at`), straight from the storage into the pack file: a Python buffer over
+    the storage would need numpy's (`Tensor.numpy()` marks the kernel's storage as never resizable again)
+    or a raw address (views released after their memory when the garbage collector clears the packer)."""
 
-    __slots__ = ("device", "host")
+    __slots__ = ("device", "nbytes", "placeholder", "storage")
 
-    def __init__(self, host: Any, device: str) -> None:
-        self.host = host  # kept alive until the pack is written: the buffer reads its memory
-        self.device = device
+    def __init__(self, storage: Any) -> None:
+        self.storage = storage  # the kernel's, read when the pack is written
+        self.device = str(storage.device)
+        self.nbytes = int(storage.nbytes())
+        self.placeholder = pickle.PickleBuffer(bytearray())  # stands for the bytes in the pickle
 
-    def buffer(self) -> pickle.PickleBuffer:
-        # Through numpy, whose array keeps the storage alive for as long as a view of it is exported (a
-        # ctypes array over the storage's address did not: the cycle the pickler makes with its buffer
-        # callback, cleared by the garbage collector in any order, released views after their memory).
+    def write_at(self, fd: int, offset: int) -> None:
+        """Copy the storage's bytes into the file `fd` at `offset` (page-aligned): a copy from the host or
+        from the device into the file's own pages."""
+        if not self.nbytes:
+            return
+        import mmap
+
         torch: Any = sys.modules["torch"]
-        flat = torch.empty(0, dtype=torch.uint8).set_(self.host)
-        return pickle.PickleBuffer(flat.numpy())
+        if os.fstat(fd).st_size < offset + self.nbytes:
+            os.ftruncate(fd, offset + self.nbytes)
+        pages = mmap.mmap(fd, self.nbytes, offset=offset)  # shared: the copy lands in the file's pages
+        try:
+            target = torch.frombuffer(pages, dtype=torch.uint8)
+            source = torch.empty(0, dtype=torch.uint8, device=self.storage.device).set_(self.storage)
+            target.copy_(source)
+            del target, source  # the mapping closes only once no tensor holds it
+        finally:
+            pages.close()
 
 
-def reduce_storage(obj: Any, seen: dict[Any, _Bytes]) -> Any:
+def deferred(buffer: pickle.PickleBuffer, seen: dict[Any, Any]) -> _Bytes | None:
+    """The storage a buffer the pickler hands out stands for (its bytes written by `write_at`), if any."""
+    return seen.get(id(buffer))
+
+
+def reduce_storage(obj: Any, seen: dict[Any, Any]) -> Any:
     """How a torch storage goes to a worker (a `__reduce__` value), or NotImplemented where `obj` is not
-    one this module copies. `seen` maps each storage's memory to its `_Bytes`, for one pack."""
+    one this module copies. `seen` maps each storage's memory, and its placeholder, to its `_Bytes`, for
+    one pack."""
     if type(obj) is _Bytes:
-        return (_untyped, (obj.buffer(), obj.device))
+        return (_untyped, (obj.placeholder, obj.device))
     torch: Any = sys.modules.get("torch")
     storages = getattr(torch, "storage", None)
-    if storages is None or "numpy" not in sys.modules:  # without numpy: torch's own pickling
+    if storages is None:
         return NotImplemented
     if type(obj) is torch.Tensor and obj.dtype in _newer_dtypes(storages):
         rebuild, args = obj.__reduce_ex__(5)[:2]
@@ -64,8 +88,8 @@ def reduce_storage(obj: Any, seen: dict[Any, _Bytes]) -> Any:
     key = (str(device), int(untyped.data_ptr()), int(untyped.nbytes()))
     token = seen.get(key)
     if token is None:
-        host = untyped if device.type == "cpu" else untyped.cpu()
-        token = seen[key] = _Bytes(host, str(device))
+        token = seen[key] = _Bytes(untyped)
+        seen[id(token.placeholder)] = token
     return (_storage, (token, dtype))
 
 

@@ -246,6 +246,13 @@ class _Packer(pickle.Pickler):
         self.storages: dict[Any, Any] = {}  # torch storages by their memory (torchcopy), kept to the end
 
     def _buffer(self, buffer: pickle.PickleBuffer) -> bool:
+        storage = torchcopy.deferred(buffer, self.storages)
+        if storage is not None:  # a torch storage: `_write` copies its bytes in itself
+            self.buffered += storage.nbytes
+            if self.buffered > self.limit:
+                raise _TooBig(self.buffered)
+            self.buffers.append(storage)
+            return False
         view = buffer.raw()
         if not view.contiguous:
             return True  # in band
@@ -460,8 +467,12 @@ def _write(
         position = header.size + pickled
         for view in buffers:
             position = -(-position // _PAGE) * _PAGE  # page-aligned: the worker maps each in place
-            fh.seek(position)
-            fh.write(view)
+            if isinstance(view, memoryview):
+                fh.seek(position)
+                fh.write(view)
+            else:
+                fh.flush()
+                view.write_at(fd, position)
             offsets.append((position, view.nbytes))
             position += view.nbytes
         index = pickle.dumps({"pickle": (header.size, pickled), "buffers": offsets}, protocol=5)
@@ -477,9 +488,9 @@ def _write(
 
 def _let_go(packer: _Packer, buffers: list[Any]) -> None:
     """Drop what the pack held now, not when the garbage collector finds the cycle the packer makes with
-    its buffer callback: in a GPU kernel (packing on its thread) the host copies of its CUDA tensors."""
+    its buffer callback (in a GPU kernel, which packs on its own thread, the kernel's storages)."""
     for view in buffers:
-        with contextlib.suppress(Exception):
+        if isinstance(view, memoryview):
             view.release()
     buffers.clear()
     packer.clear_memo()
