@@ -214,6 +214,29 @@ def test_a_long_grid_search_is_fitted_on_a_sample_with_the_real_columns(kit: Sim
     assert fine["status"] == "finished" and fine["quick"]["cut"]
 
 
+def test_a_sampled_predictions_size_meeting_the_full_targets_is_no_crash(kit: SimpleNamespace) -> None:
+    pytest.importorskip("sklearn")
+    import numpy as np
+    from sklearn.model_selection import cross_val_predict
+    from sklearn.svm import SVR
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 6))
+    y = X[:, 0] * 2 + rng.normal(size=20_000)
+    ns: dict[str, Any] = {"X": X, "y": y, "SVR": SVR, "cross_val_predict": cross_val_predict}
+    fit = "predicted = cross_val_predict(SVR(), X, y, cv=3)\n"
+    # A public notebook's residual plot: the sample's predictions against all the targets ("shapes
+    # (20000,) (2054,)"), which the full run, predicting every row (cross_val_predict's contract), never
+    # meets.
+    outcome = quick_run(kit, fit + "resid = y - predicted", ns)
+    fitted = next(loop for loop in outcome["quick"]["loops"] if loop["kind"] == "fit")
+    assert fitted["cut"] and str(fitted["iterations"]) in outcome["message"], outcome
+    assert (outcome["exception"], outcome["quick"]["crash"]) == ("ValueError", "shortened")
+    # A mismatch the sample's size meets without the full size is still "may crash".
+    other = quick_run(kit, fit + "resid = y[:100] - predicted", ns)
+    assert (other["exception"], other["quick"]["crash"]) == ("ValueError", "depends"), other
+
+
 def test_a_long_minimize_stops_after_its_first_iterations(kit: SimpleNamespace) -> None:
     pytest.importorskip("scipy")
     from scipy.optimize import minimize

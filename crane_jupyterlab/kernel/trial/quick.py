@@ -19,8 +19,9 @@ Each loop records how many iterations ran, whether it was cut and its length whe
   class, function or builtin, and what later statements compute from or do to those);
 - `depends`: the crashing statement reads what a cut loop touched (or is the statement of a cut loop);
 - `shortened`: the same, and the exception is one a shortened run makes by itself, raised by the cell's
-  own code (its `assert` or `raise`, an index or key past what the loop built, a division by a count):
-  no evidence of a crash at all.
+  own code (its `assert` or `raise`, an index or key past what the loop built, a division by a count),
+  or its message names both the size a cut loop or sampled call stopped at and its full size (a sample's
+  predictions against all the targets): no evidence of a crash at all.
 
 The same rewrite, with no cut, counts the iterations of a full trial and sends the kernel how far it got
 (`progress`), so a trial that runs out of time says where it was. Stdlib only; a cell that cannot be
@@ -354,7 +355,20 @@ class Runtime:
             reach = self._reach(index, ns)
             if reach is not None and reach[0] and reach[0] <= self._sampled_estimators():
                 return "certain"
+        if self._sized_by_the_cut(message):
+            return "shortened"
         return "shortened" if own and exception in SHORTENED and counts else "depends"
+
+    def _sized_by_the_cut(self, message: str) -> bool:
+        """The message names both the size a cut loop or sampled call stopped at and its full size
+        ("shapes (11643,1) (4247,1)" after `cross_val_predict` on 4247 of 11643 rows): what the sample
+        made met something of the full size, which the full run would not meet."""
+        numbers = {int(n) for n in re.findall(r"\d+", message)}
+        return any(
+            loop.cut and loop.total is not None and loop.iterations != loop.total
+            and {loop.iterations, loop.total} <= numbers
+            for loop in [*self.loops.values(), *self.fits]
+        )  # fmt: skip
 
     def _sampled_estimators(self) -> set[str]:
         """Names of estimators libcalls fitted on a sample of rows (and nothing else cut): the receiver of
