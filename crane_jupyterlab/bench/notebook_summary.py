@@ -193,6 +193,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "on_died": warned["died"],
             "precision_pct": _pct(true_warnings, true_warnings + len(false_warnings)),
             "predicted": sum(1 for r in ran if r.get("warning") == "predicted"),
+            "may": sum(1 for r in ran if r.get("warning") == "may"),
+            "may_on_ok": sum(1 for r in ran if r.get("warning") == "may" and r["outcome"] == "ok"),
             "by_source": dict(sorted(by_source.items())),
             "other_exception": len(mismatched),
         },
@@ -385,6 +387,9 @@ def render(figures: dict[str, Any]) -> str:
     ]
     if w["predicted"]:
         lines.append(f"predicted (model) warnings: {w['predicted']}")
+    if w.get("may"):
+        lines.append(f"'may crash' warnings (a quick trial's crash that may depend on its cut): {w['may']}, "
+                     f"on cells that ran fine {w['may_on_ok']}")  # fmt: skip
     crash_types = ", ".join(f"{k} {v}" for k, v in figures["crash_exceptions"].items())
     lines.append(f"crash exceptions: {crash_types or 'none'}")
     trial = figures["trial"]

@@ -367,7 +367,9 @@ async def _analyse(service: Any, source: str, args: argparse.Namespace, row: dic
             "rules": [f.rule for f in verdict.findings],
         }
         if verdict.detection:
-            row["warning"] = "predicted" if verdict.source == "llm" else "certain"
+            # "may": a quick trial's crash that may depend on its cut (policy.maybe_quick), shown as "may
+            # crash", beside the model's prediction: neither is counted as a certain warning.
+            row["warning"] = {"llm": "predicted", "quick_may": "may"}.get(verdict.source, "certain")
     if result.trial is not None:
         row["trial"] = result.trial.model_dump(exclude_none=True, exclude={"frames"})
     if result.fixes:  # at most one

@@ -194,3 +194,16 @@ def test_where_a_crash_was_raised_is_read_from_the_traceback() -> None:
     assert _raised_in(content(here, *installed)) == "cell"
     assert _raised_in(content(earlier, *installed)) == "other cell"
     assert _raised_in(content()) is None
+
+
+def test_a_may_crash_warning_is_neither_a_certain_one_nor_a_hit() -> None:
+    """A quick trial's "may crash" (policy.maybe_quick) on a cell that ran fine is no false certain
+    warning, and on a crash no certain hit: it is counted apart."""
+    rows = [row(1, "ok", warning="may"), row(2, "crash", warning="may"), row(3, "crash")]
+    figures = summary.summarize(rows)
+    assert figures["warnings"]["certain"] == 1 and figures["warnings"]["on_ok"] == 0
+    assert (figures["warnings"]["may"], figures["warnings"]["may_on_ok"]) == (2, 1)
+    assert figures["recall"]["crash"]["found"] == 1
+    assert "'may crash' warnings (a quick trial's crash that may depend on its cut): 2" in summary.render(
+        figures
+    )
