@@ -313,3 +313,29 @@ def test_bad_input_is_a_clear_outcome() -> None:
 def test_the_child_is_in_its_own_process_group(kit: SimpleNamespace) -> None:
     ns = {"kernel_group": os.getpgid(0)}
     assert kit.run_here("import os\nassert os.getpgid(0) != kernel_group", ns)["status"] == "finished"
+
+
+def test_a_dataloader_the_kernel_made_with_workers_loads_in_the_trial(kit: SimpleNamespace) -> None:
+    """A loader made in an earlier cell with `num_workers=2` (its workers are processes, which the sandbox
+    refuses) is iterated in the trial's own process: the same batches, a dataset's error as the same
+    exception the workers re-raise; the kernel's loader keeps its workers."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import DataLoader, Dataset, TensorDataset
+
+    class Broken(Dataset):  # type: ignore[type-arg]
+        def __len__(self) -> int:
+            return 3
+
+        def __getitem__(self, i: int) -> Any:
+            return {"a": i}["b"]
+
+    data = TensorDataset(torch.arange(10.0))
+    ns: dict[str, Any] = {
+        "loader": DataLoader(data, batch_size=4, shuffle=True, num_workers=2, prefetch_factor=2, timeout=5),
+        "broken": DataLoader(Broken(), num_workers=2),
+    }
+    ran = kit.run_here("total = sum(float(b[0].sum()) for b in loader)\nassert total == 45.0", ns)
+    assert ran["status"] == "finished", ran
+    crashed = kit.run_here("next(iter(broken))", ns)
+    assert (crashed["status"], crashed["exception"]) == ("crashed", "KeyError"), crashed
+    assert ns["loader"].num_workers == 2 and ns["loader"].timeout == 5

@@ -439,6 +439,19 @@ def _load_in_process() -> None:
 
     __init__._crane_in_process = True  # type: ignore[attr-defined]
     setattr(loader, "__init__", __init__)  # noqa: B010
+    made = vars(loader).get("_get_iterator")
+    if callable(made):
+
+        def _get_iterator(self: Any) -> Any:
+            # A loader the kernel made before the trial (`data_iter = DataLoader(..., num_workers=2)` in
+            # an earlier cell) loads in this process too: the trial's copy of it, not the kernel's.
+            if getattr(self, "num_workers", 0):
+                for key, alone in (("num_workers", 0), ("multiprocessing_context", None), ("timeout", 0)):
+                    with contextlib.suppress(Exception):
+                        object.__setattr__(self, key, alone)
+            return made(self)
+
+        setattr(loader, "_get_iterator", _get_iterator)  # noqa: B010
 
 
 class _AnswerAfter:
