@@ -45,6 +45,13 @@ def test_a_storage_goes_once_out_of_band_and_its_views_share_it_in_the_worker() 
     assert big[10] == 10.0  # the kernel's tensor is untouched
 
 
+def test_empty_tensors_each_keep_a_storage_of_their_own() -> None:
+    ns = {"a": torch.empty(0), "b": torch.empty(0)}
+    [fresh], _ = pack_and_rebuild("a, b", ns)
+    fresh["a"].resize_(4)  # grows a's storage only, as in the kernel
+    assert fresh["b"].untyped_storage().nbytes() == 0
+
+
 def test_the_workers_writes_reach_neither_the_pack_nor_the_kernel() -> None:
     weights = torch.ones(4096)
     first, second = pack_and_rebuild("weights.zero_()", {"weights": weights}, times=2)[0]

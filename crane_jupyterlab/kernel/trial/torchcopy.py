@@ -85,7 +85,9 @@ def reduce_storage(obj: Any, seen: dict[Any, Any]) -> Any:
     device = untyped.device
     if device.type == "meta" or getattr(obj, "_fake_device", None) is not None:
         return NotImplemented  # no data to copy: torch's own way
-    key = (str(device), int(untyped.data_ptr()), int(untyped.nbytes()))
+    nbytes = int(untyped.nbytes())
+    # Empty storages have no memory to share (their address is 0): each goes alone, as in the kernel.
+    key = (str(device), int(untyped.data_ptr()), nbytes, 0 if nbytes else id(untyped))
     token = seen.get(key)
     if token is None:
         token = seen[key] = _Bytes(untyped)
