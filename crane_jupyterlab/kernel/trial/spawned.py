@@ -213,16 +213,21 @@ def _run(
     os.environ["MPLBACKEND"] = "agg"  # matplotlib was imported with it; a GUI backend has no display here
     # Libraries the kernel loaded after this spare started: imported now, before the sandbox, as the
     # spare imported the others (an import may probe the network or write a cache).
-    late, _ = _import_all(job.get("modules") or [])
     # Where the time before the cell goes, phase by phase (the profile a GPU run reads: `rebuild_ms`
     # was seconds there for inputs under 1 MB).
-    phases = {"late_imports": ms(time.perf_counter() - t0)}
+    phases: dict[str, float] = {}
+
+    def lap(phase: str) -> None:
+        phases[phase] = ms(time.perf_counter() - t0) - sum(phases.values())
+
+    late, _ = _import_all(job.get("modules") or [])
+    lap("late_imports")
     startup_probes()  # joblib's n_jobs and loky's core count without a process, as in the fork
     devices = _own_gpu(float(job.get("gpu_fraction") or 0.5)) if job.get("cuda") else ()
-    phases["gpu"] = ms(time.perf_counter() - t0) - phases["late_imports"]
+    lap("gpu")
     guard, ready = _sandbox(opts, scratch, control, layers, devices)
     shell = _shell()
-    phases["sandbox"] = ms(time.perf_counter() - t0) - sum(phases.values())
+    lap("sandbox")
     ns: dict[str, Any] = shell.user_ns if shell is not None else {"__name__": "__main__"}
     try:
         sys.path[:] = job["sys_path"]
@@ -230,9 +235,9 @@ def _run(
             with contextlib.suppress(BaseException):
                 __import__(name)
         rebuilt = transfer.rebuild(pack, ns, job["package"])
-        phases["inputs"] = ms(time.perf_counter() - t0) - sum(phases.values())
+        lap("inputs")
         missed = state.restore(rebuilt["state"])
-        phases["state"] = ms(time.perf_counter() - t0) - sum(phases.values())
+        lap("state")
     except BaseException as exc:
         return unavailable(
             f"the worker could not rebuild the cell's inputs: {type(exc).__name__}: {exc}"[:2000]

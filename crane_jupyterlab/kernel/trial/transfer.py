@@ -452,37 +452,36 @@ def _write(
             # not on disk): tracebacks and TensorFlow's autograph, which converts a function from its source.
             packer.dump(_lines(packer.files))
         except _TooBig:
-            _let_go(packer, buffers)
             raise Uncopyable(
                 f"the cell's inputs are over {_size(limit)}, which is what the worker copies at most"
             ) from None
         except Uncopyable:
-            _let_go(packer, buffers)
             raise
         except BaseException as exc:
-            _let_go(packer, buffers)
             raise Uncopyable(_culprit(payload["names"], ns, exc)) from None
-        pickled = counter.n
-        offsets = []
-        position = header.size + pickled
-        for view in buffers:
-            position = -(-position // _PAGE) * _PAGE  # page-aligned: the worker maps each in place
-            if isinstance(view, memoryview):
-                fh.seek(position)
-                fh.write(view)
-            else:
-                fh.flush()
-                view.write_at(fd, position)
-            offsets.append((position, view.nbytes))
-            position += view.nbytes
-        index = pickle.dumps({"pickle": (header.size, pickled), "buffers": offsets}, protocol=5)
-        fh.seek(position)
-        fh.write(index)
-        fh.seek(0)
-        fh.write(header.pack(_MAGIC, position))
+        else:
+            pickled = counter.n
+            offsets = []
+            position = header.size + pickled
+            for view in buffers:
+                position = -(-position // _PAGE) * _PAGE  # page-aligned: the worker maps each in place
+                if isinstance(view, memoryview):
+                    fh.seek(position)
+                    fh.write(view)
+                else:
+                    fh.flush()
+                    view.write_at(fd, position)
+                offsets.append((position, view.nbytes))
+                position += view.nbytes
+            index = pickle.dumps({"pickle": (header.size, pickled), "buffers": offsets}, protocol=5)
+            fh.seek(position)
+            fh.write(index)
+            fh.seek(0)
+            fh.write(header.pack(_MAGIC, position))
+        finally:
+            _let_go(packer, buffers)
     sizes = {"inputs_bytes": pickled + sum(n for _, n in offsets), "buffers": len(offsets)}
     missing = {name for name in packer.reads if name in ns and name not in SHELL_NAMES}
-    _let_go(packer, buffers)
     return sizes, missing
 
 
