@@ -1,4 +1,4 @@
-"""The cells below an edited cell, run after it in the same trial process (issue 36; child side).
+"""The cells below an edited cell, run after it in the same trial process (child side).
 
 A notebook fails as a sequence: an edit to an early cell (a column renamed, a feature dropped) breaks a
 cell further down. Once the edited cell has run to its end in the trial, the same sandboxed process goes on

@@ -1,4 +1,4 @@
-"""From the top (issue 37): will this notebook run in a fresh kernel? Its code cells, in order, in a fresh
+"""From the top: will this notebook run in a fresh kernel? Its code cells, in order, in a fresh
 sandboxed worker, while the kernel stays as it is.
 
 A kernel remembers cells that were deleted, edited after they ran or run out of order; a notebook that
