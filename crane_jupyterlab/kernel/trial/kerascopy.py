@@ -15,6 +15,8 @@ import sys
 import types
 from typing import Any
 
+from . import unpacking
+
 KERAS = ("keras", "tf_keras")
 
 
@@ -382,13 +384,11 @@ def _made_again(
     cls: type, calls: list[str], captured: dict[str, Any], state: dict[str, Any], extras: dict[str, Any]
 ) -> Any:  # pragma: no cover - the worker's
     """In the worker: the model made by the first call that gives one as the kernel's (see `reduce_model`)."""
-    from .transfer import _NAMESPACE
-
     tried = []
     for call in calls:
         try:
             code = compile(call, "<the call that made the model>", "eval")
-            model = eval(code, _NAMESPACE[0], dict(captured))
+            model = eval(code, unpacking.NAMESPACE[0], dict(captured))
             if type(model) is not cls:
                 raise TypeError(f"it gives a {type(model).__qualname__}")
             _restore(model, state)

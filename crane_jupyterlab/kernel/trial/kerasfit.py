@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from . import libcalls
-from .quick import Loop, Runtime
+from .loops import Loop, Runtime
 
 
 def keras_fit(runtime: Runtime) -> None:

@@ -32,7 +32,7 @@ import sys
 import types
 from typing import Any
 
-from . import kerascopy, torchcopy
+from . import kerascopy, torchcopy, unpacking
 from . import state as processes
 
 # What a worker copies at most (the inputs' in-band bytes and buffers together), unless told otherwise.
@@ -157,7 +157,7 @@ def _make_function(
     code: bytes, name: str, defaults: Any, kwdefaults: Any, closure: Any, extra: dict[str, Any]
 ) -> Any:
     """A notebook function rebuilt in the worker, with the worker's namespace as its globals."""
-    fn = types.FunctionType(marshal.loads(code), _NAMESPACE[0], name, defaults, closure)
+    fn = types.FunctionType(marshal.loads(code), unpacking.NAMESPACE[0], name, defaults, closure)
     fn.__kwdefaults__ = kwdefaults
     fn.__dict__.update(extra.get("dict") or {})
     for key in ("__qualname__", "__module__", "__doc__", "__annotations__"):
@@ -205,8 +205,6 @@ def _import(name: str) -> Any:
     return importlib.import_module(name)
 
 
-# The namespace functions rebuilt by `_make_function` take as their globals (set by `rebuild`).
-_NAMESPACE: list[dict[str, Any]] = [{}]
 # Class attributes a class statement makes by itself (or that the metaclass keeps), never copied.
 _CLASS_SKIP = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__", "_abc_impl"})
 
@@ -574,7 +572,7 @@ def rebuild(fd: int, ns: dict[str, Any], kernel_package: str) -> dict[str, Any]:
     index = pickle.loads(view[index_at:])
     start, length = index["pickle"]
     buffers = [view[offset : offset + n] for offset, n in index["buffers"]]
-    _NAMESPACE[0] = ns
+    unpacking.NAMESPACE[0] = ns
     unpacker = _Unpacker(io.BytesIO(view[start : start + length]), buffers, kernel_package)
     state = unpacker.load()
     processes.early(state)

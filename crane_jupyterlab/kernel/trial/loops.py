@@ -1,0 +1,338 @@
+"""The quick trial's runtime: each loop of the cell counted, and cut after its first k iterations when
+what is left of it would outlast the budget (`Runtime`, installed in the child's namespace as
+`__crane_quick__`; `quick.rewrite` wraps the cell's loops in its calls). A loop records how many
+iterations ran, whether it was cut and its length when known; the dataflow helpers here tell, after a
+crash, which statements of the cell read what the cut loops touched (`quick.judge` decides from that).
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from . import libcalls
+
+NAME = "__crane_quick__"
+DEFAULT_K = 2
+LONG_S = 0.5  # a loop projected to run longer than this is cut after its first k iterations
+PROGRESS_S = 0.5  # a full trial tells the kernel how far it got at most this often
+NEVER = 1 << 62  # k of a full trial: nothing is cut
+
+
+class Loop:
+    __slots__ = ("cut", "iterations", "kind", "line", "runs", "total")
+
+    def __init__(self, line: int, kind: str) -> None:
+        self.line, self.kind = line, kind
+        self.runs = self.iterations = 0
+        self.cut = False
+        self.total: int | None = None
+
+    def report(self) -> dict[str, Any]:
+        return {"line": self.line, "kind": self.kind, "iterations": self.iterations, "runs": self.runs,
+                "cut": self.cut, "total": self.total}  # fmt: skip
+
+
+class Plan:
+    """What the rewrite found: the loops by id (line, kind, the index of their top-level statement) and
+    the cell's functions that hold loops."""
+
+    def __init__(self) -> None:
+        self.loops: dict[int, tuple[int, str, int]] = {}
+        self.functions: dict[str, set[int]] = {}
+        self.fitted: dict[
+            int, set[str]
+        ] = {}  # library calls: the receiver, and the names assigned the result
+        self.body: list[ast.stmt] = []
+
+
+class Runtime:
+    """Installed in the child's namespace as `__crane_quick__`; the wrapped loops call it."""
+
+    def __init__(self, plan: Plan, k: int = DEFAULT_K, long_s: float = LONG_S) -> None:
+        self.plan, self.k, self.long_s = plan, max(1, int(k)), long_s
+        self.loops = {lid: Loop(line, kind) for lid, (line, kind, _) in plan.loops.items()}
+        # Loops of functions an earlier cell of the same process defined (a chain's step, a run from the
+        # top): cut as the cell's own, but where they stand is another cell's, so a crash after one was
+        # cut depends on it.
+        self.earlier: dict[int, Loop] = {}
+        self.fits: list[Loop] = []  # Keras fit calls
+        self.started: dict[int, tuple[float, int]] = {}  # while loops: their run's start and count
+        self.filename = ""
+        self.budget_s = 0.0
+        self.deadline = 0.0  # when the trial's budget ends (0: no budget known)
+        self.writer = -1  # the pipe to the kernel, for progress
+        self.ns: dict[str, Any] = {}
+        self.skipped: list[int] = []  # lines of the cell's asserts passed over (see `skip`)
+        self.globals: set[str] = set()  # names the functions of sampled library calls use (libcalls)
+        self.sent = time.monotonic()
+
+    def _cut(self, loop: Loop) -> None:
+        loop.cut = True
+
+    def inherit(self, previous: Runtime) -> None:
+        """Know the loops of the runtime before this one (and those it knew), counted afresh."""
+        for lid, old in {**previous.earlier, **previous.loops}.items():
+            if lid not in self.loops:
+                self.earlier[lid] = Loop(old.line, old.kind)
+
+    def _loop(self, lid: int) -> Loop:
+        loop = self.loops.get(lid) or self.earlier.get(lid)
+        if loop is None:  # an earlier runtime this one did not know of: a loop all the same
+            loop = self.earlier[lid] = Loop(0, "for")
+        return loop
+
+    def long(self, started: float, n: int, total: int | None, first: float = 0.0) -> bool:
+        """Whether a loop that ran `n` iterations since `started` (its first one ended at `first`) is
+        long enough to cut: what is left of it, projected from its length, would outlast the trial's
+        budget (and LONG_S); length unknown, it ran half the budget already. The projection takes the
+        faster of the rate with and without the first iteration (warm-up: a first forward pass, a
+        first batch), so a loop that fits in the budget runs whole and the trial sees all of it."""
+        now = time.monotonic()
+        elapsed = now - started
+        left = max(self.long_s, self.deadline - now) if self.deadline else self.long_s
+        if total is not None:
+            rate = elapsed / max(n, 1)
+            if first and n > 1:
+                rate = min(rate, (now - first) / (n - 1))
+            return rate * (total - n) > left
+        return elapsed > max(self.long_s, 0.5 * self.budget_s)
+
+    def left(self, now: float) -> float:
+        """Seconds left of the trial's budget (at least LONG_S; LONG_S when no budget is known)."""
+        return max(self.long_s, self.deadline - now) if self.deadline else self.long_s
+
+    def call(self, lid: int, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """A call of a known long library API (libcalls.py): on a sample of its rows when long."""
+        return libcalls.run(self, self._loop(lid), fn, args, kwargs)
+
+    def note_globals(self, loop: Loop, func: Any) -> None:
+        """A sampled call ran `func` on its first rows only: whatever global it changes is touched."""
+        code = getattr(getattr(func, "func", func), "__code__", None)
+        self.globals |= set(getattr(code, "co_names", ()))
+
+    def each(self, lid: int, iterable: Iterable[Any]) -> Iterator[Any]:
+        loop = self._loop(lid)
+        loop.runs += 1
+        total = _length(iterable)
+        if total is not None:
+            loop.total = total if loop.total is None else max(loop.total, total)
+        return self._each(loop, iter(iterable), total)
+
+    def _each(self, loop: Loop, it: Iterator[Any], total: int | None) -> Iterator[Any]:
+        started, n, first = time.monotonic(), 0, 0.0
+        while True:
+            if n == 1:
+                first = time.monotonic()
+            # Decided before the next item is taken: a cut loop never runs its producer once more.
+            if n >= self.k and self.long(started, n, total, first):
+                self._cut(loop)
+                return
+            try:
+                item = next(it)
+            except StopIteration:
+                return
+            n += 1
+            loop.iterations += 1
+            if self.writer >= 0 and time.monotonic() - self.sent > PROGRESS_S:
+                self.progress()
+            yield item
+
+    def enter(self, lid: int) -> None:
+        self._loop(lid).runs += 1
+        self.started[lid] = (time.monotonic(), 0)
+
+    def stop(self, lid: int) -> bool:
+        """Whether the while loop `lid` stops before its next iteration."""
+        loop = self._loop(lid)
+        started, n = self.started.get(lid, (time.monotonic(), 0))
+        if n >= self.k and self.long(started, n, None):
+            self._cut(loop)
+            return True
+        self.started[lid] = (started, n + 1)
+        loop.iterations += 1
+        if self.writer >= 0 and time.monotonic() - self.sent > PROGRESS_S:
+            self.progress()
+        return False
+
+    def progress(self) -> None:
+        """Tell the kernel how far the cell got (a full trial that runs out of time reports the last)."""
+        import json
+        import os
+        import sys
+
+        self.sent = time.monotonic()
+        frame: Any = sys._getframe(1)
+        line = None
+        while frame is not None:
+            if frame.f_code.co_filename == self.filename:
+                line = frame.f_lineno  # the outermost frame in the cell wins
+            frame = frame.f_back
+        outer = [
+            v.report()
+            for lid, v in sorted(self.loops.items())
+            if v.runs and self.plan.loops[lid][1] != "comprehension"
+        ]
+        message = {"phase": "progress", "line": line, "loops": outer[:3]}
+        try:
+            os.write(self.writer, (json.dumps(message) + "\n").encode())
+        except OSError:
+            self.writer = -1
+
+    def report(self) -> dict[str, Any]:
+        loops = [v.report() for v in self.loops.values() if v.runs] + [f.report() for f in self.fits]
+        loops += [{**v.report(), "earlier": True} for v in self.earlier.values() if v.runs]
+        out: dict[str, Any] = {"k": self.k, "loops": loops, "cut": any(v["cut"] for v in loops)}
+        if self.skipped:
+            out["skipped_asserts"] = self.skipped
+        return out
+
+    # -- after a crash ------------------------------------------------------------------------------
+
+    def _sized_by_the_cut(self, message: str) -> bool:
+        """The message names both the size a cut loop or sampled call stopped at and its full size
+        ("shapes (11643,1) (4247,1)" after `cross_val_predict` on 4247 of 11643 rows): what the sample
+        made met something of the full size, which the full run would not meet."""
+        numbers = {int(n) for n in re.findall(r"\d+", message)}
+        return any(
+            loop.cut and loop.total is not None and loop.iterations != loop.total
+            and {loop.iterations, loop.total} <= numbers
+            for loop in [*self.loops.values(), *self.fits]
+        )  # fmt: skip
+
+    def _sampled_estimators(self) -> set[str]:
+        """Names of estimators libcalls fitted on a sample of rows (and nothing else cut): the receiver of
+        the fit, and the names its result is assigned to."""
+        cut = [lid for lid, loop in self.loops.items() if loop.cut]
+        if self.globals or any(f.cut for f in self.fits):
+            return set()
+        if any(self.loops[lid].kind != "fit" or lid not in self.plan.fitted for lid in cut):
+            return set()
+        return set().union(*(self.plan.fitted[lid] for lid in cut)) if cut else set()
+
+    def skip(self, index: int, line: int) -> bool:
+        """Whether a failed `assert` of the cell (top-level statement `index`) is passed over: it checks
+        what the shortened loops computed (`assert len(history) == EPOCHS`, an accuracy threshold), which
+        a shortened run fails by itself. The quick trial goes on to the code after it; a crash seen
+        later then depends on the cut."""
+        touched = self._touched(index, self.ns)
+        if touched is None or touched[0] is False:
+            return False
+        self.skipped.append(line)
+        return True
+
+    def _touched(self, index: int | None, ns: dict[str, Any]) -> tuple[bool, bool] | None:
+        """Whether top-level statement `index` reads what the cut loops changed: (any value, what they
+        built by the count: the names of their own statements and what plain statements derive from
+        those). None: the statement is not found, or a cut happened outside the cell."""
+        reach = self._reach(index, ns)
+        if reach is None:
+            return None
+        values, counts, calls_user, any_value = reach
+        return bool(values) or (calls_user and any_value), bool(counts)
+
+    def _reach(self, index: int | None, ns: dict[str, Any]) -> tuple[set[str], set[str], bool, bool] | None:
+        """What `_touched` reads from: the names statement `index` reads that the cut loops changed (any
+        value; by the count), whether it calls a function of the cell, whether anything was changed."""
+        cut = [self.plan.loops[lid][2] for lid, loop in self.loops.items() if loop.cut]
+        fits = [_statement(self.plan.body, f.line) for f in self.fits if f.cut]
+        if index is None or None in fits or any(loop.cut for loop in self.earlier.values()):
+            return None
+        cut_statements = set(cut) | {i for i in fits if i is not None}
+        if not cut_statements:
+            return set(), set(), False, False
+        reads = _names(self.plan.body[index])
+        if index in cut_statements:
+            return reads | {NAME}, reads | {NAME}, False, True  # never only estimators' names
+        values: set[str] = set()
+        # what a function's cut loop touched: its callers' stores; globals a sampled call's function uses
+        counts: set[str] = {n for n in self.globals if carries(ns.get(n))}
+        for i in cut_statements:
+            stmt = self.plan.body[i]
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                counts.add(stmt.name)
+            else:  # what it binds or changes, and every mutable object it reads
+                counts |= _stored(stmt) | {n for n in _names(stmt) if carries(ns.get(n))}
+        values |= counts
+        for stmt in self.plan.body[min(cut_statements) + 1 : index]:
+            names = _names(stmt)
+            if names & values:
+                values |= _stored(stmt)
+            if names & counts:
+                counts |= _stored(stmt)
+        calls_user = any(_user_function(ns.get(n)) for n in reads)
+        return reads & values, reads & counts, calls_user, bool(values)
+
+
+def _length(iterable: Any) -> int | None:
+    if isinstance(iterable, (range, list, tuple, dict, str, set, frozenset)):
+        return len(iterable)
+    size = getattr(type(iterable), "__len__", None)  # DataLoader, arrays, frames: their own length
+    if size is None:
+        return None
+    try:
+        n = size(iterable)
+    except Exception:
+        return None
+    return n if isinstance(n, int) else None
+
+
+def _statement(body: list[ast.stmt], line: int | None) -> int | None:
+    if line is None:
+        return None
+    for n, stmt in enumerate(body):
+        if stmt.lineno <= line <= (getattr(stmt, "end_lineno", None) or stmt.lineno):
+            return n
+    return None
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id != NAME}
+
+
+def _stored(node: ast.AST) -> set[str]:
+    """Names a statement binds or may change: assignment targets, the objects of attribute and item
+    stores, and the receivers of method calls."""
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.add(n.id)
+        elif isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            base = n.value
+            while isinstance(base, (ast.Attribute, ast.Subscript)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                out.add(base.id)
+        elif (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and isinstance(n.func.value, ast.Name)
+        ):
+            out.add(n.func.value.id)
+    return out
+
+
+def carries(value: Any) -> bool:
+    """Whether a name's value can carry what a loop did to it without rebinding the name: not a module,
+    class, function or builtin, nor an immutable value (a number, a string, a tuple of those)."""
+    import types
+
+    kinds = (types.ModuleType, type, types.BuiltinFunctionType, types.FunctionType)
+    if isinstance(value, (int, float, complex, str, bytes, bool, type(None), range, frozenset)):
+        return False
+    if isinstance(value, tuple):
+        return any(carries(v) for v in value)
+    return not isinstance(value, kinds)
+
+
+def _user_function(value: Any) -> bool:
+    import types
+
+    return isinstance(value, types.FunctionType) and getattr(value, "__module__", "") == "__main__"
+
+
+# -- the child's hooks (child.py calls these two) -------------------------------------------------------
