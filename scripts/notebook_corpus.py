@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Materialise the notebook corpus of suites/notebooks/manifest.json from git mirrors of its repositories.
+"""Materialise a notebook corpus (suites/notebooks/*.json; by default tutorials-dev.json) from git mirrors of
+its repositories.
 
-    python3 scripts/notebook_corpus.py DEST [--manifest suites/notebooks/manifest.json]
+    python3 scripts/notebook_corpus.py DEST [--manifest suites/notebooks/tutorials-dev.json]
                                              [--mirrors /work/.mirror] [--repo owner/name=PATH ...]
 
 Each notebook (and each data folder or file) is read from its repository at the manifest's commit with
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dest", type=Path)
-    p.add_argument("--manifest", type=Path, default=ROOT / "suites" / "notebooks" / "manifest.json")
+    p.add_argument("--manifest", type=Path, default=ROOT / "suites" / "notebooks" / "tutorials-dev.json")
     p.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     p.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME=PATH")
     args = p.parse_args()

@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
-"""Issue 37's measurement: crane-check (the run from the top, quick mode) against real runs and nbmake.
+"""The run from the top measured: crane-check (quick mode) against real runs of the notebooks and nbmake.
 
-    python3 scripts/notebook_corpus.py DEST --manifest suites/notebooks/issue37.json
-    python3 suites/notebooks/hidden37.py DEST
-    python3 suites/notebooks/score37.py run DEST --out RESULTS [--only truth,check,nbmake] [--match TEXT]
-    python3 suites/notebooks/score37.py score DEST --out RESULTS [--json]
-    python3 suites/notebooks/score37.py nompl DEST
+    python3 scripts/notebook_corpus.py DEST --manifest suites/notebooks/from-top-dev.json
+    python3 suites/notebooks/hidden_state_dev.py DEST
+    python3 suites/notebooks/score_from_top.py run DEST --out RESULTS [--only truth,check,nbmake]
+        [--match TEXT]
+    python3 suites/notebooks/score_from_top.py score DEST --out RESULTS [--json]
+    python3 suites/notebooks/score_from_top.py nompl DEST
         # then run/score with --diag (a diagnostic, not the score)
 
-Every subcommand takes `--manifest M --variants MODULE` (default suites/notebooks/issue37.json and hidden37);
-the second, blind corpus is `--manifest suites/notebooks/issue37b.json --variants hidden37b` (materialised by
-notebook_corpus.py DEST --manifest suites/notebooks/issue37b.json, then hidden37b.py DEST).
+Every subcommand takes `--manifest M --variants MODULE` (default suites/notebooks/from-top-dev.json and
+hidden_state_dev); the blind corpus is `--manifest suites/notebooks/from-top-blind.json --variants
+hidden_state_blind` (materialised by notebook_corpus.py DEST --manifest suites/notebooks/from-top-blind.json,
+then hidden_state_blind.py DEST).
 
-`run` measures every notebook of issue37.json and every variant of hidden37.py, one measurement at a time, and
-keeps one JSON file per notebook and method under RESULTS (an existing file is kept: delete it to measure
-again):
+`run` measures every notebook of the manifest and every variant of the variants module, one measurement at a
+time, and keeps one JSON file per notebook and method under RESULTS (an existing file is kept: delete it to
+measure again):
 
 - truth: a real run from the top in a fresh kernel of this interpreter (nbclient, the notebook's folder as
   working directory, every cell run even after an error, 900 s a cell, interrupted past it). Per cell: the
@@ -66,8 +68,8 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
 CELL_TIMEOUT = 900
-MANIFEST = HERE / "issue37.json"
-VARIANTS = "hidden37"
+MANIFEST = HERE / "from-top-dev.json"
+VARIANTS = "hidden_state_dev"
 
 
 MPL_LINE = re.compile(r"^\s*%matplotlib\b.*$", re.MULTILINE)
@@ -555,8 +557,10 @@ def main() -> int:
     n = sub.add_parser("nompl")
     n.add_argument("dest", type=Path)
     for q in (r, s, n):
-        q.add_argument("--manifest", type=Path, default=MANIFEST, help="default: issue37.json")
-        q.add_argument("--variants", default=VARIANTS, help="a module of this folder (default: hidden37)")
+        q.add_argument("--manifest", type=Path, default=MANIFEST, help="default: from-top-dev.json")
+        q.add_argument(
+            "--variants", default=VARIANTS, help="a module of this folder (default: hidden_state_dev)"
+        )
     args = p.parse_args()
     args.dest = args.dest.resolve()
     return {"run": cmd_run, "score": cmd_score, "nompl": cmd_nompl}[args.cmd](args)

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Hidden-state variants of issue 37's second, blind corpus (suites/notebooks/issue37b.json), written before
-any measurement.
+"""Hidden-state variants of the run-from-the-top blind corpus (suites/notebooks/from-top-blind.json), written
+before any measurement.
 
-    python3 suites/notebooks/hidden37b.py DEST  # DEST: where scripts/notebook_corpus.py wrote issue37b.json
+    python3 suites/notebooks/hidden_state_blind.py DEST
 
-The same three changes as hidden37.py, each made in a live kernel *after* running the notebook top to bottom,
-without running anything again:
+DEST is where scripts/notebook_corpus.py wrote from-top-blind.json.
+
+The same three changes as hidden_state_dev.py, each made in a live kernel *after* running the notebook top to
+bottom, without running anything again:
 
 - deleted: a cell that defines names is deleted after it ran;
 - moved:   a cell is moved above a cell whose names it reads;
@@ -17,8 +19,8 @@ defined. The truth is a real run of the variant from the top in a fresh kernel. 
 predicted, blind, before measuring anything on these notebooks: the first cell of the variant that fails from
 the top (its number among the variant's code cells, counted from 1) and the name its NameError lacks.
 
-Variants are written beside their originals as STEM__hidden-KIND.ipynb by hidden37.py's own `make` (cells
-addressed by their number among the original's code cells, each change checking the cell's text first).
+Variants are written beside their originals as STEM__hidden-KIND.ipynb by hidden_state_dev.py's own `make`
+(cells addressed by their number among the original's code cells, each change checking the cell's text first).
 Deterministic; no notebook content is kept in this file beyond the short snippets that identify a cell."""
 
 from __future__ import annotations
@@ -28,13 +30,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hidden37 import make, variant_path, write
+from hidden_state_dev import make, variant_path, write
 
 __all__ = ["VARIANTS", "make", "variant_path"]
 
 VARIANTS = [
     {
-        "original": "issue37b/dataflowr/Module16/16_batchnorm_simple.ipynb",
+        "original": "from-top-blind/dataflowr/Module16/16_batchnorm_simple.ipynb",
         "kind": "deleted",
         "cell": 14,
         "contains": "def create_model(with_batchnorm",
@@ -43,7 +45,7 @@ VARIANTS = [
         "expect": {"cell": 14, "exception": "NameError", "name": "create_model"},
     },
     {
-        "original": "issue37b/krohn/SGD-from-scratch.ipynb",
+        "original": "from-top-blind/krohn/SGD-from-scratch.ipynb",
         "kind": "deleted",
         "cell": 15,
         "contains": "def mse(my_yhat, my_y)",
@@ -51,7 +53,7 @@ VARIANTS = [
         "expect": {"cell": 15, "exception": "NameError", "name": "mse"},
     },
     {
-        "original": "issue37b/dataflowr/Module9/Normalizing_flows_sol.ipynb",
+        "original": "from-top-blind/dataflowr/Module9/Normalizing_flows_sol.ipynb",
         "kind": "moved",
         "cell": 13,
         "above": 12,
@@ -62,7 +64,7 @@ VARIANTS = [
         "expect": {"cell": 12, "exception": "NameError", "name": "p"},
     },
     {
-        "original": "issue37b/rhiever/Example Machine Learning Notebook.ipynb",
+        "original": "from-top-blind/rhiever/Example Machine Learning Notebook.ipynb",
         "kind": "moved",
         "cell": 30,
         "above": 29,
@@ -73,7 +75,7 @@ VARIANTS = [
         "expect": {"cell": 29, "exception": "NameError", "name": "grid_search"},
     },
     {
-        "original": "issue37b/micrograd/demo.ipynb",
+        "original": "from-top-blind/micrograd/demo.ipynb",
         "kind": "edited",
         "cell": 6,
         "contains": "def loss(batch_size=None):",
@@ -83,7 +85,7 @@ VARIANTS = [
         "expect": {"cell": 7, "exception": "NameError", "name": "loss"},
     },
     {
-        "original": "issue37b/nnfs/nn-from-scratch.ipynb",
+        "original": "from-top-blind/nnfs/nn-from-scratch.ipynb",
         "kind": "edited",
         "cell": 6,
         "contains": "epsilon = 0.01",

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Hidden-state variants of issue 37's notebooks (suites/notebooks/issue37.json), written before any
-measurement.
+"""Hidden-state variants of the run-from-the-top development corpus (suites/notebooks/from-top-dev.json),
+written before any measurement.
 
-    python3 suites/notebooks/hidden37.py DEST      # DEST: where scripts/notebook_corpus.py wrote issue37.json
+    python3 suites/notebooks/hidden_state_dev.py DEST
+
+DEST is where scripts/notebook_corpus.py wrote from-top-dev.json.
 
 Each variant is one of the originals with one change a user makes in a live kernel *after* running the
 notebook top to bottom, without running anything again:
@@ -34,7 +36,7 @@ from pathlib import Path
 
 VARIANTS = [
     {
-        "original": "issue37/homemade/notebooks/linear_regression/non_linear_regression_demo.ipynb",
+        "original": "from-top-dev/homemade/notebooks/linear_regression/non_linear_regression_demo.ipynb",
         "kind": "deleted",
         "cell": 5,
         "contains": "linear_regression.train(",
@@ -43,7 +45,7 @@ VARIANTS = [
         "expect": {"cell": 5, "exception": "NameError", "name": "num_iterations"},
     },
     {
-        "original": "issue37/homemade/notebooks/logistic_regression/"
+        "original": "from-top-dev/homemade/notebooks/logistic_regression/"
         "logistic_regression_with_non_linear_boundary_demo.ipynb",
         "kind": "deleted",
         "cell": 5,
@@ -53,7 +55,7 @@ VARIANTS = [
         "expect": {"cell": 5, "exception": "NameError", "name": "x_train"},
     },
     {
-        "original": "issue37/dlclass/01_keras/Intro Keras.ipynb",
+        "original": "from-top-dev/dlclass/01_keras/Intro Keras.ipynb",
         "kind": "moved",
         "cell": 23,
         "above": 22,
@@ -63,7 +65,7 @@ VARIANTS = [
         "expect": {"cell": 22, "exception": "NameError", "name": "history"},
     },
     {
-        "original": "issue37/sklmooc/notebooks/feature_selection_introduction.ipynb",
+        "original": "from-top-dev/sklmooc/notebooks/feature_selection_introduction.ipynb",
         "kind": "moved",
         "cell": 7,
         "above": 6,
@@ -74,7 +76,7 @@ VARIANTS = [
         "expect": {"cell": 6, "exception": "NameError", "name": "cv_results"},
     },
     {
-        "original": "issue37/makemore/makemore_part3_bn.ipynb",
+        "original": "from-top-dev/makemore/makemore_part3_bn.ipynb",
         "kind": "edited",
         "cell": 12,
         "contains": "class BatchNorm1d",
@@ -84,7 +86,7 @@ VARIANTS = [
         "expect": {"cell": 13, "exception": "NameError", "name": "layers"},
     },
     {
-        "original": "issue37/jdw/ML-Exercise7.ipynb",
+        "original": "from-top-dev/jdw/ML-Exercise7.ipynb",
         "kind": "edited",
         "cell": 6,
         "contains": "def run_k_means(",
