@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Red team of the replica judge (issue 35), through its library API: each cell does harm, then crashes
+"""Red team of the replica judge, through its library API: each cell does harm, then crashes
 in notebook code; it is analysed, never run. Prints, per target, what changed outside and whether a
 crash was claimed. Run it with an older checkout first on PYTHONPATH to compare (the README's table)."""
 

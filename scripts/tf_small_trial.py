@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Issue 38: a small TensorFlow cell's trial from request to verdict, in this process playing the kernel.
+"""A small TensorFlow cell's trial from request to verdict, in this process playing the kernel (the goal: a
+small TensorFlow cell's verdict under 0.5 s).
 
     python scripts/tf_small_trial.py [REPS]
     PYTHONPATH=/path/to/other/checkout python scripts/tf_small_trial.py   # the same at another commit

@@ -1,4 +1,4 @@
-"""`crane-bench chain CASES --corpus DIR`: the chain (issue 36) against what an edit really breaks below.
+"""`crane-bench chain CASES --corpus DIR`: the chain against what an edit really breaks below.
 
 A case (suites/chain/cases.jsonl; suites/chain/README.md) names a notebook of the corpus, an early code
 cell by its position (markdown cells count) and an edit of it (`{"old", "new"}`: the old text occurs once

@@ -335,8 +335,8 @@ history = model.fit(x, y, epochs=50, batch_size=32, verbose=0)
 loss, accuracy = model.evaluate(x_test, y, verbose=0)
 """
 WORKER_GOAL_S = 10.0
-# A small TensorFlow cell (a graph function: the worker's) whose inputs are well under 10 MB: issue 38's
-# goal is its verdict in 0.5 s (p50) with a warm spare.
+# A small TensorFlow cell (a graph function: the worker's) whose inputs are well under 10 MB. The goal: its
+# verdict under 0.5 s (p50) with a warm spare.
 KERAS_SMALL = "p = model.predict(x[:64], verbose=0)\nassert p.shape == (64, 1)"
 SMALL_GOAL_S = 0.5
 

@@ -1,4 +1,4 @@
-"""The server's side of the chain (issue 36): what the cells below an edited cell met, in the trial that ran
+"""The server's side of the chain: what the cells below an edited cell met, in the trial that ran
 the edited cell first (`kernel/trial/chain.py` runs them there).
 
 `entries` turns the trial's report into one `BelowOutcome` per cell the request sent, in its order: a step

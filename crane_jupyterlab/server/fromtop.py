@@ -1,4 +1,4 @@
-"""From the top (issue 37), the server's side: `POST /crane/notebook` starts a run of the notebook's code
+"""From the top, the server's side: `POST /crane/notebook` starts a run of the notebook's code
 cells in a fresh sandboxed worker of the kernel's Python (`kernel/trial/top.py`), `GET` reads it, `DELETE`
 cancels it.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the chain suite (issue 36): edits of an early cell of a real notebook, each with the split it
+"""Writes the chain suite: edits of an early cell of a real notebook, each with the split it
 belongs to.
 
     python suites/chain/make.py [--corpus DIR]     # (re)write cases.jsonl beside this file

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the long-cell suite (issue 22): crash/fixed pairs whose target cell runs >= 20 s on a 2-core
+"""Writes the long-cell suite (quick trials): crash/fixed pairs whose target cell runs >= 20 s on a 2-core
 machine, then its dev/unseen split.
 
     python suites/long/make.py          # (re)write all.jsonl, dev.jsonl, unseen.jsonl beside this file

@@ -160,7 +160,7 @@ def test_invalid_escape_in_the_cell_warns_nothing_on_the_server() -> None:
     assert [str(w.message) for w in caught] == []
 
 
-# ----- reads after calls into notebook code (issue 29) ---------------------------------------------
+# ----- reads after calls into notebook code ---------------------------------------------------------
 _NOTEBOOK = """
 import numpy as np
 class Net:

@@ -1,4 +1,4 @@
-"""The chain through the real server and a real kernel (issue 36): an edit to an early cell, the cells
+"""The chain through the real server and a real kernel: an edit to an early cell, the cells
 below sent with it; the trial runs the edited cell, then the cells below, and each gets its outcome. The
 kernel runs none of them."""
 

@@ -1,4 +1,4 @@
-"""From the top through the real server (issue 37): the notebook's code cells in a fresh sandboxed worker
+"""From the top through the real server: the notebook's code cells in a fresh sandboxed worker
 of the kernel's Python, while the kernel keeps its state. A cell deleted after it ran still lives in the
 kernel: the run finds the crash there and says the kernel holds the name."""
 

@@ -1,6 +1,6 @@
 """Library start-up probes that would start a process (loky's `lscpu` core count, joblib's workers for
 n_jobs > 1) are answered inside the trial, so a scikit-learn cell runs to its real outcome instead of
-ending "blocked" (issue 29). Real ipykernel, as the server sends trials."""
+ending "blocked". Real ipykernel, as the server sends trials."""
 
 from __future__ import annotations
 
