@@ -1,7 +1,7 @@
-"""Generate src/api.ts, the frontend's REST types, from the pydantic models of crane_jupyterlab/api.py.
+"""Generate src/contract/api.ts, the frontend REST types, from the pydantic models of crane_jupyterlab/api.py.
 
-    python scripts/api_types.py           # rewrite src/api.ts
-    python scripts/api_types.py --check   # exit 1 when src/api.ts is out of date
+    python scripts/api_types.py           # rewrite src/contract/api.ts
+    python scripts/api_types.py --check   # exit 1 when src/contract/api.ts is out of date
 
 The wire format has one source, api.py; this turns its JSON schema into TypeScript interfaces. Request
 bodies are read in pydantic's validation mode (a field with a default may be left out: `name?:`), reply
@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET = ROOT / "src" / "api.ts"
+TARGET = ROOT / "src" / "contract" / "api.ts"
 WIDTH = 80  # prettier's printWidth
 
 Schema = dict[str, Any]
@@ -182,13 +182,13 @@ def render(models: list[tuple[type[BaseModel], JsonSchemaMode]]) -> str:
 
 
 def generate() -> str:
-    """src/api.ts as it should be."""
+    """src/contract/api.ts as it should be."""
     return render(_models())
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="fail when src/api.ts is out of date")
+    parser.add_argument("--check", action="store_true", help="fail when src/contract/api.ts is out of date")
     args = parser.parse_args(argv)
     text = generate()
     current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""

@@ -10,23 +10,23 @@ import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import type { PartialJSONObject } from '@lumino/coreutils';
 import { JSONExt } from '@lumino/coreutils';
 
-import { keepModeOnBadges, revealKeepingFocus } from './focus';
-import { craneIcon, observedIcon } from './icons';
-import { requestAPI } from './request';
+import { keepModeOnBadges, revealKeepingFocus } from './editing/focus';
+import { craneIcon, observedIcon } from './badge/icons';
+import { requestAPI } from './contract/request';
 // The settings, the sidebar and the watcher are needed at activation (the schema transform, the
 // sidebar tab, the notebook extension).
 // eslint-disable-next-line jupyter/prefer-lazy-imports
-import { CraneSettings, serverSchema } from './settings';
+import { CraneSettings, serverSchema } from './settings/model';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
-import { CraneSidebar, SidebarModel } from './sidebar';
-import { ICraneVerdicts } from './tokens';
-import type { IServerConfig } from './tokens';
+import { CraneSidebar, SidebarModel } from './panel/sidebar';
+import { ICraneVerdicts } from './contract/tokens';
+import type { IServerConfig } from './contract/tokens';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
-import { TopRuns } from './toprun';
+import { TopRuns } from './fromtop/run';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
-import { TopToolbarItem } from './topview';
+import { TopToolbarItem } from './fromtop/view';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
-import { CraneWatcher } from './watcher';
+import { CraneWatcher } from './editing/watcher';
 
 /** Command ids. */
 export namespace CommandIDs {
@@ -213,7 +213,7 @@ const plugin: JupyterFrontEndPlugin<ICraneVerdicts> = {
       execute: async () => {
         const current = currentWatcher();
         if (current && settings.current.guard) {
-          const { confirmRun, crashingCells } = await import('./guard');
+          const { confirmRun, crashingCells } = await import('./editing/guard');
           const cells = crashingCells(current);
           if (cells.length && !(await confirmRun(trans, current, cells))) {
             return;

@@ -13,8 +13,12 @@
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import schemaJSON from '../../schema/plugin.json';
-import type { IAnalyzeResult, IBelowOutcome, ITrialOutcome } from '../api';
-import type { IServerConfig } from '../tokens';
+import type {
+  IAnalyzeResult,
+  IBelowOutcome,
+  ITrialOutcome
+} from '../contract/api';
+import type { IServerConfig } from '../contract/tokens';
 import recorded from './recorded.json';
 
 /** The extension's settings schema, as `CraneSettings` takes it. */

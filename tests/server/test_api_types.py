@@ -1,4 +1,4 @@
-"""src/api.ts, the frontend's REST types, is generated from crane_jupyterlab/api.py: it must match it."""
+"""src/contract/api.ts, the REST types of the frontend, is generated from crane_jupyterlab/api.py."""
 
 from __future__ import annotations
 
@@ -28,13 +28,13 @@ api_types = _generator()
 
 def test_src_api_ts_matches_the_pydantic_models() -> None:
     expected = api_types.generate()
-    actual = (ROOT / "src" / "api.ts").read_text(encoding="utf-8")
-    assert actual == expected, "src/api.ts is out of date: run `python scripts/api_types.py`"
+    actual = (ROOT / "src" / "contract" / "api.ts").read_text(encoding="utf-8")
+    assert actual == expected, "src/contract/api.ts is out of date: run `python scripts/api_types.py`"
 
 
 def test_check_mode_fails_on_a_stale_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    stale = tmp_path / "src" / "api.ts"
-    stale.parent.mkdir()
+    stale = tmp_path / "src" / "contract" / "api.ts"
+    stale.parent.mkdir(parents=True)
     stale.write_text("export interface IOld {}\n", encoding="utf-8")
     monkeypatch.setattr(api_types, "ROOT", tmp_path)
     monkeypatch.setattr(api_types, "TARGET", stale)

@@ -1,0 +1,471 @@
+import { nullTranslator } from '@jupyterlab/translation';
+
+import type { IAnalyzeResult } from '../../contract/api';
+import {
+  absentNames,
+  assess,
+  basisLabel,
+  causeText,
+  describeCell,
+  firstSentence,
+  levelOf,
+  plain,
+  stateLabel
+} from '../../badge/levels';
+import type { ICheckRecord } from '../../contract/tokens';
+import {
+  observedHeadline,
+  progressText,
+  trialFallbackText
+} from '../../badge/trial';
+import {
+  blockedTrial,
+  checksCrash,
+  finishedTrial,
+  modelCrash,
+  modelNoCrash,
+  noModelCrash,
+  noModelNoCrash,
+  observedCrash,
+  quickCrash,
+  syntaxError,
+  trialOutcome,
+  unfitted
+} from '../fixtures';
+
+const trans = nullTranslator.load('crane_jupyterlab');
+
+function done(result: IAnalyzeResult, extra: Partial<ICheckRecord> = {}) {
+  return {
+    cellId: 'c',
+    source: 'x',
+    epoch: 1,
+    phase: 'done' as const,
+    startedAt: 0,
+    sent: {},
+    result,
+    ...extra
+  };
+}
+
+describe('level mapping', () => {
+  it('makes certain sources "will crash" and the model\'s "may crash"', () => {
+    expect(levelOf({ detection: true, source: 'trial' })).toBe('will-crash');
+    expect(levelOf({ detection: true, source: 'syntax' })).toBe('will-crash');
+    expect(levelOf({ detection: true, source: 'checks' })).toBe('will-crash');
+    expect(levelOf({ detection: true, source: 'llm' })).toBe('may-crash');
+    for (const source of ['trial', 'syntax', 'checks', 'llm'] as const) {
+      expect(levelOf({ detection: false, source })).toBe('no-crash');
+    }
+  });
+
+  it('reads every recorded answer to the level a user should see', () => {
+    const levels = [
+      checksCrash,
+      unfitted,
+      syntaxError,
+      noModelCrash,
+      observedCrash,
+      modelCrash,
+      modelNoCrash,
+      noModelNoCrash,
+      finishedTrial,
+      blockedTrial
+    ].map(r => assess(r)?.level);
+    expect(levels).toEqual([
+      'will-crash',
+      'will-crash',
+      'will-crash',
+      'will-crash',
+      'will-crash',
+      'may-crash',
+      'no-crash',
+      'no-crash',
+      'no-crash',
+      'no-crash'
+    ]);
+  });
+
+  it('has no verdict when the model failed and nothing was certain', () => {
+    expect(
+      assess({
+        ...modelNoCrash,
+        status: 'llm_error',
+        verdict: null,
+        error: { kind: 'timeout', message: 'no answer within 60 s' }
+      })
+    ).toBeNull();
+  });
+});
+
+describe('assess', () => {
+  it("takes a check's cause and line from its finding", () => {
+    const a = assess(checksCrash)!;
+    expect(a.basis).toBe('checks');
+    expect(a.cause).toBe("KeyError: df has no column 'Agee' (line 1).");
+    expect(a.line).toBe(1);
+    expect(a.votes).toBeNull();
+  });
+
+  it('shows an observed crash as the real exception, message and line', () => {
+    const a = assess(observedCrash)!;
+    expect(a.basis).toBe('trial');
+    expect(a.cause).toBe("KeyError: 'Agee'");
+    expect(a.line).toBe(2);
+    expect(basisLabel(trans, a)).toBe('observed in a trial run');
+  });
+
+  it("gives a prediction's vote split", () => {
+    const voted: IAnalyzeResult = {
+      ...modelCrash,
+      verdict: { ...modelCrash.verdict!, votes: [true, false, true] }
+    };
+    const a = assess(voted)!;
+    expect(a.votes).toEqual([2, 3]);
+    expect(basisLabel(trans, a)).toBe("the model's prediction, 2 of 3 votes");
+    expect(basisLabel(trans, assess(modelCrash)!)).toBe(
+      "the model's prediction"
+    );
+    expect(a.cause).toBe(
+      'The target cell reads something the kernel does not have, so it raises a KeyError.'
+    );
+  });
+
+  it('says what was tried before "no crash found"', () => {
+    expect(basisLabel(trans, assess(noModelNoCrash)!)).toBe(
+      'tried: the deterministic checks'
+    );
+    expect(basisLabel(trans, assess(modelNoCrash)!)).toBe(
+      'tried: the deterministic checks and the model'
+    );
+    expect(basisLabel(trans, assess(finishedTrial)!)).toBe(
+      'tried: a trial run (it ran without error) and the deterministic checks'
+    );
+  });
+
+  it('says why an inconclusive trial did not decide, and what did instead', () => {
+    const a = assess(blockedTrial)!;
+    expect(a.trialFallback?.status).toBe('blocked');
+    expect(trialFallbackText(trans, a.trialFallback!, a.basis)).toBe(
+      'The trial run stopped by the sandbox: writing /home/user/out.csv was refused. ' +
+        'The verdict falls back to the checks and the model.'
+    );
+    const timedOut: IAnalyzeResult = {
+      ...noModelNoCrash,
+      trial: trialOutcome('timed_out', null)
+    };
+    expect(
+      trialFallbackText(trans, assess(timedOut)!.trialFallback!, 'checks')
+    ).toBe(
+      'The trial run timed out. The verdict falls back to the deterministic checks.'
+    );
+    // The badge, the panel and the guard name it in a few words.
+    expect(basisLabel(trans, a)).toBe(
+      'tried: the deterministic checks and the model; trial run blocked by the sandbox'
+    );
+    expect(basisLabel(trans, assess(timedOut)!, true)).toBe(
+      'tried: the deterministic checks (no model configured); trial run timed out'
+    );
+    const outOfMemory = {
+      ...checksCrash,
+      trial: trialOutcome('out_of_memory', null)
+    };
+    expect(basisLabel(trans, assess(outOfMemory)!)).toBe(
+      'certain: deterministic check; trial run out of memory'
+    );
+    // A crash or a finished run is not a fallback.
+    expect(assess(observedCrash)!.trialFallback).toBeNull();
+    expect(assess(finishedTrial)!.trialFallback).toBeNull();
+  });
+
+  it('never hides a name the kernel lacks behind "no crash found"', () => {
+    const withMissing: IAnalyzeResult = {
+      ...noModelNoCrash,
+      runtime: {
+        undefined: ['clean_text'],
+        objects: [
+          {
+            expr: 'df',
+            type: 'pandas.DataFrame',
+            facts: [],
+            children: [{ expr: "df['x']", type: '', facts: [], missing: true }]
+          }
+        ]
+      }
+    };
+    expect(absentNames(withMissing)).toEqual(['clean_text', "df['x']"]);
+    expect(assess(withMissing)!.notes).toEqual(['clean_text', "df['x']"]);
+    expect(assess(noModelNoCrash)!.notes).toEqual([]);
+  });
+});
+
+describe('describe', () => {
+  it('writes each state the same way for every view', () => {
+    const d = describeCell(
+      trans,
+      { state: 'will-crash', stale: false },
+      done(noModelCrash)
+    );
+    expect(d.label).toBe('Will crash');
+    expect(d.basis).toBe('certain: deterministic check (no model configured)');
+    expect(d.cause).toBe(
+      "KeyError: df has no column 'Agee' (line 1). Did you mean 'Age'?"
+    );
+    expect(
+      describeCell(
+        trans,
+        { state: 'will-crash', stale: false },
+        done(syntaxError)
+      ).basis
+    ).toBe('certain: syntax error');
+  });
+
+  it('describes a confirmed and a missed crash by the real exception', () => {
+    const run = { ename: 'KeyError', evalue: "'Agee'", at: 1 };
+    const confirmed = describeCell(
+      trans,
+      { state: 'confirmed', stale: false },
+      done(checksCrash, { run: { ...run, kind: 'confirmed' } })
+    );
+    expect(confirmed.label).toBe('Crashed as warned');
+    // The label says it all: no reason beside it.
+    expect(confirmed.basis).toBe('');
+    expect(confirmed.cause).toBe("KeyError: 'Agee'");
+    const missed = describeCell(
+      trans,
+      { state: 'missed', stale: false },
+      done(modelNoCrash, {
+        run: { kind: 'missed', ename: 'KeyError', evalue: '10', at: 1 }
+      })
+    );
+    expect(missed.label).toBe('Crashed without a warning');
+    expect(missed.basis).toBe('the check had found no crash');
+  });
+
+  it('names every state', () => {
+    expect(stateLabel(trans, 'may-crash')).toBe('May crash');
+    expect(stateLabel(trans, 'no-crash')).toBe('No crash found');
+    expect(stateLabel(trans, 'busy')).toContain('idle');
+  });
+});
+
+describe('causeText: close matches in the cause', () => {
+  /** checksCrash with the missing column's close matches replaced. */
+  function withClose(close: string[]): IAnalyzeResult {
+    const runtime = JSON.parse(JSON.stringify(checksCrash.runtime));
+    for (const child of runtime.objects[0].children) {
+      if (child.missing) {
+        child.facts = [{ cat: 'S', key: 'close', value: close }];
+      }
+    }
+    return { ...checksCrash, runtime };
+  }
+
+  it('asks "Did you mean" for what the cause names and the kernel lacks', () => {
+    const cause = { cause: "KeyError: 'Agee'" };
+    expect(causeText(trans, cause, checksCrash)).toBe(
+      "KeyError: 'Agee'. Did you mean 'Age'?"
+    );
+    expect(causeText(trans, cause, withClose(['Age', 'age', 'Aged']))).toBe(
+      "KeyError: 'Agee'. Did you mean 'Age', 'age' or 'Aged'?"
+    );
+  });
+
+  it('adds nothing without close matches, for another name, or when the cause asks already', () => {
+    expect(causeText(trans, { cause: "KeyError: 'Agee'" }, withClose([]))).toBe(
+      "KeyError: 'Agee'"
+    );
+    expect(causeText(trans, { cause: "KeyError: 'Fare2'" }, checksCrash)).toBe(
+      "KeyError: 'Fare2'"
+    );
+    const asked = "NameError: name 'Agee' is not defined. Did you mean: 'Age'?";
+    expect(causeText(trans, { cause: asked }, checksCrash)).toBe(asked);
+  });
+});
+
+describe('text helpers', () => {
+  it('drops code marks and keeps the first sentence', () => {
+    expect(plain('`rf` is not fitted')).toBe('rf is not fitted');
+    expect(
+      firstSentence("KeyError: 'Agee' is not a column. The frame has Age.")
+    ).toBe("KeyError: 'Agee' is not a column.");
+    expect(firstSentence('np.mean fails on strings')).toBe(
+      'np.mean fails on strings'
+    );
+    // Keras: the first line alone, then a block of the call's arguments.
+    expect(
+      firstSentence(
+        'ValueError: Input 0 of layer "dense" is incompatible with the layer: expected axis -1 of ' +
+          'input shape to have value 4, but received input with shape (None, 5)\n\n' +
+          'Arguments received by Sequential.call():\n  • inputs=tf.Tensor(shape=(None, 5))\n' +
+          '  • training=True (line 3), observed in a trial run.'
+      )
+    ).toBe(
+      'ValueError: Input 0 of layer "dense" is incompatible with the layer: expected axis -1 of ' +
+        'input shape to have value 4, but received input with shape (None, 5)'
+    );
+    const long = firstSentence('x'.repeat(300), 50);
+    expect(long).toHaveLength(50);
+    expect(long.endsWith('…')).toBe(true);
+  });
+
+  describe('quick trials (loops cut short)', () => {
+    it('a crash that does not depend on the cut is its own "will crash" level, with the real exception and line', () => {
+      const result = quickCrash('certain');
+      expect(levelOf(result.verdict!)).toBe('will-crash');
+      const a = assess(result)!;
+      expect(a.cause).toBe(
+        'RuntimeError: mat1 and mat2 shapes cannot be multiplied (2400x19 and 20x128)'
+      );
+      expect(a.line).toBe(14);
+      const d = describeCell(
+        trans,
+        { state: 'will-crash', stale: false },
+        done(result)
+      );
+      // The qualifier is said with what it qualifies, never alone.
+      expect(d.label).toBe('Will crash');
+      expect(d.basis).toBe(
+        'seen in a quick trial, loops cut to their first 2 iterations; the crash does not depend on how many ran'
+      );
+      // Apart from a full trial's observed crash.
+      expect(
+        describeCell(
+          trans,
+          { state: 'will-crash', stale: false },
+          done(observedCrash)
+        ).label
+      ).toBe('Will crash');
+      expect(basisLabel(trans, a)).toBe(
+        'seen in a quick trial, loops cut short; the crash does not depend on how many ran'
+      );
+    });
+
+    it('a crash that may depend on the cut is "may crash", never certain', () => {
+      const result = quickCrash('depends');
+      expect(levelOf(result.verdict!)).toBe('may-crash');
+      const d = describeCell(
+        trans,
+        { state: 'may-crash', stale: false },
+        done(result)
+      );
+      expect(d.label).toBe('May crash');
+      expect(d.basis).toBe(
+        'seen in a quick trial, loops cut to their first 2 iterations; the crash may depend on how many ran'
+      );
+      expect(d.line).toBe(14);
+    });
+
+    it('says when long library calls ran on a sample of their rows, alone or beside cut loops', () => {
+      const result = quickCrash('depends');
+      const quick = result.trial!.quick!;
+      const fit = {
+        line: 3,
+        kind: 'fit',
+        iterations: 1,
+        runs: 1,
+        cut: true,
+        total: null
+      };
+      const state = { state: 'may-crash' as const, stale: false };
+      result.trial = {
+        ...result.trial!,
+        quick: { ...quick, loops: [fit] }
+      };
+      expect(describeCell(trans, state, done(result)).basis).toBe(
+        'seen in a quick trial, long library calls run on a sample of their rows; the crash may depend on how many ran'
+      );
+      result.trial = {
+        ...result.trial!,
+        quick: { ...quick, loops: [...quick.loops, fit] }
+      };
+      expect(describeCell(trans, state, done(result)).basis).toBe(
+        'seen in a quick trial, loops cut short and long library calls run on a sample of their rows; the crash may depend on how many ran'
+      );
+    });
+
+    it('a shortened run that finished, or failed as shortened runs do, is no verdict of its own', () => {
+      const finished = quickCrash('certain', 'checks');
+      finished.trial = {
+        ...finished.trial!,
+        status: 'finished',
+        exception: null,
+        message: null,
+        line: null,
+        frames: []
+      };
+      finished.verdict = { ...finished.verdict!, detection: false };
+      const a = assess(finished)!;
+      expect(a.level).toBe('no-crash');
+      expect(a.tried).not.toContain('trial'); // not "it ran without error"
+      expect(a.trialFallback).not.toBeNull();
+      expect(trialFallbackText(trans, a.trialFallback!, a.basis)).toBe(
+        'The trial run: the first 2 iterations of its long loops ran without an error ' +
+          '(a quick trial: the rest did not run). The verdict falls back to the deterministic checks.'
+      );
+      const shortened = quickCrash('shortened', 'checks');
+      shortened.verdict = { ...shortened.verdict!, detection: false };
+      expect(assess(shortened)!.trialFallback).not.toBeNull();
+      expect(progressText(trans, shortened.trial!)).toContain(
+        'which a shortened run does by itself'
+      );
+    });
+
+    it('a timed-out full trial says how far it got', () => {
+      const timedOut: IAnalyzeResult = {
+        ...noModelNoCrash,
+        trial: {
+          ...trialOutcome('timed_out', 'the cell ran past the 5 s budget'),
+          progress: {
+            line: 6,
+            elapsed_ms: 5000,
+            loops: [
+              {
+                line: 3,
+                kind: 'for',
+                iterations: 3,
+                runs: 1,
+                cut: false,
+                total: 12
+              }
+            ]
+          }
+        }
+      };
+      expect(progressText(trans, timedOut.trial!)).toBe(
+        'ran 5 s: 3 of 12 iterations of the loop at line 3 without an error (line 6)'
+      );
+      expect(
+        trialFallbackText(trans, assess(timedOut)!.trialFallback!, 'checks')
+      ).toBe(
+        'The trial run timed out: the cell ran past the 5 s budget. It ran 5 s: 3 of 12 iterations ' +
+          'of the loop at line 3 without an error (line 6). The verdict falls back to the deterministic checks.'
+      );
+    });
+  });
+});
+
+describe('observedHeadline', () => {
+  it("gives a Keras error's own line, past its wrapper, and keeps the whole message for the panel", () => {
+    const message =
+      "Exception encountered when calling Sequential.call().\n\nInput 0 with name 'None' of layer 'dense' is incompatible with the layer: expected axis -1 of input shape to have value 4, but received input with shape (32, 5)\n\nArguments received by Sequential.call():\n  • inputs=tf.Tensor(shape=(32, 5), dtype=float32)";
+    const trial = {
+      ...trialOutcome('crashed', null),
+      exception: 'ValueError',
+      message,
+      line: 1
+    };
+    expect(observedHeadline(trial)).toBe(
+      "ValueError: Input 0 with name 'None' of layer 'dense' is incompatible with the layer: expected axis -1 of input shape to have value 4, but received input with shape (32, 5)"
+    );
+    const assessment = assess({ ...observedCrash, trial })!;
+    expect(assessment.cause).toBe(observedHeadline(trial));
+    expect(assessment.fullMessage).toBe(`ValueError: ${message}`);
+    // A one-line message is its own headline, with nothing folded away.
+    const short = { ...trial, exception: 'KeyError', message: "'Agee'" };
+    expect(observedHeadline(short)).toBe("KeyError: 'Agee'");
+    expect(
+      assess({ ...observedCrash, trial: short })!.fullMessage
+    ).toBeUndefined();
+  });
+});

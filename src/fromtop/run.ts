@@ -1,0 +1,549 @@
+/**
+ * From the top (issue 37), one notebook's runs: starting one (`POST /crane/notebook`), following it
+ * (`GET /crane/notebook/{id}` every `POLL_MS` while it runs), cancelling it (`DELETE`), the result kept
+ * with the notebook while its code cells are the ones that ran, and the badge on the first crash.
+ * The words are in `fromtop.ts`, the panel section and the toolbar button in `topview.tsx`.
+ */
+import type { ISessionContext } from '@jupyterlab/apputils';
+import type { Cell } from '@jupyterlab/cells';
+import type { DocumentRegistry } from '@jupyterlab/docregistry';
+import type {
+  INotebookModel,
+  Notebook,
+  NotebookPanel
+} from '@jupyterlab/notebook';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import type { IDisposable } from '@lumino/disposable';
+import type { ISignal } from '@lumino/signaling';
+import { Signal } from '@lumino/signaling';
+import type { Widget } from '@lumino/widgets';
+
+import type { INotebookRun } from '../contract/api';
+import type { ICellText, ISentCell } from './words';
+import { codeCells, hasEnded, sameCells, topRequest } from './words';
+import { CraneRequestError, requestAPI } from '../contract/request';
+import { TopBadge } from './badge';
+
+/** Pause between two reads of a running run: its progress bar moves at this pace. */
+export const POLL_MS = 300;
+/** Reads of a running run that may fail in a row (a network blip) before it is given up. */
+const MAX_FAILURES = 5;
+/** After a change of the notebook's content, the pause before its code cells are compared. */
+const COMPARE_MS = 50;
+
+/** Calls the server extension (`requestAPI`; tests inject a fake). */
+export type RequestFn = <T>(endPoint: string, init?: RequestInit) => Promise<T>;
+
+/** What one notebook's runs need. */
+export interface INotebookTopOptions {
+  notebook: Notebook;
+  /** The notebook's kernel: the run starts from its Python; a restart ends the run. */
+  session: ISessionContext;
+  trans: TranslationBundle;
+  /** Reveal the crash panel (a click on the badge). */
+  openSidebar: () => void;
+  /** Why no run can start on this server (no sandbox), or null. */
+  unavailable?: () => string | null;
+  request?: RequestFn;
+  pollMs?: number;
+}
+
+/**
+ * The run from the top of one notebook: at most one at a time, its progress while it runs, then its
+ * result until the notebook's code cells change (added, removed, moved, or their text edited): the
+ * result is then outdated and its badge goes.
+ */
+export class NotebookTop implements IDisposable {
+  constructor(private readonly _options: INotebookTopOptions) {
+    this._request = _options.request ?? requestAPI;
+    _options.notebook.modelChanged.connect(this._onModelChanged, this);
+    this._onModelChanged();
+    _options.session.statusChanged.connect(this._onKernelStatus, this);
+    _options.session.kernelChanged.connect(this._onKernelChanged, this);
+  }
+
+  /** Emits when the run moves on, ends, or goes out of date. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /** Whether a run is starting or running. */
+  get running(): boolean {
+    return this._starting || (this._run !== null && !hasEnded(this._run));
+  }
+
+  /** The last run (as the server last described it), or null. */
+  get run(): INotebookRun | null {
+    return this._run;
+  }
+
+  /** The code cells the last run was sent. */
+  get sent(): readonly ISentCell[] {
+    return this._sent;
+  }
+
+  /** Why the last run could not start or could not be followed, or null. */
+  get error(): string | null {
+    return this._error;
+  }
+
+  /** Whether the code cells changed since the last run was sent. */
+  get stale(): boolean {
+    return this._stale;
+  }
+
+  /**
+   * Whether the live kernel is still the one the run compared its crash with (`hidden`): after a
+   * restart it holds nothing from a deleted cell any more.
+   */
+  get kernelHasIt(): boolean {
+    return this._kernelHasIt;
+  }
+
+  /** When the last run started (the page's clock, ms), for the time it has taken so far. */
+  get startedAt(): number {
+    return this._startedAt;
+  }
+
+  /** Why no run can start now, or null. */
+  get unavailable(): string | null {
+    const trans = this._options.trans;
+    if (this.running) {
+      return trans.__('A run from the top is in progress.');
+    }
+    const why = this._options.unavailable?.() ?? null;
+    if (why) {
+      return why;
+    }
+    return this._kernelId()
+      ? null
+      : trans.__('The notebook has no kernel: start one first.');
+  }
+
+  /** A cell's number as the user reads it: its position in the notebook, from 1. */
+  numberOf(cellId: string): number | null {
+    const cells = this._options.notebook.model?.cells;
+    if (!cells) {
+      return null;
+    }
+    for (let i = 0; i < cells.length; i++) {
+      if (cells.get(i).id === cellId) {
+        return i + 1;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Start a run of the notebook's code cells from the top, unless one is in progress. Resolves once
+   * the server took it (or refused it); the run goes on, followed until it ends.
+   */
+  async start(): Promise<void> {
+    if (this.running || this._isDisposed) {
+      return;
+    }
+    const trans = this._options.trans;
+    const why = this.unavailable;
+    const kernelId = this._kernelId();
+    const plan = why ?? topRequest(trans, kernelId ?? '', this._cells());
+    const generation = ++this._generation;
+    this._stale = false;
+    this._kernelHasIt = true;
+    this._run = null;
+    if (typeof plan === 'string') {
+      this._sent = [];
+      this._error = plan;
+      this._update();
+      return;
+    }
+    this._sent = plan.sent;
+    this._error = null;
+    this._starting = true;
+    this._startedAt = Date.now();
+    this._update();
+    let id: string;
+    try {
+      const reply = await this._request<{ id: string }>('notebook', {
+        method: 'POST',
+        body: JSON.stringify(plan.request)
+      });
+      id = reply.id;
+    } catch (reason) {
+      if (generation === this._generation) {
+        this._starting = false;
+        this._error = startError(trans, reason);
+        this._update();
+      }
+      return;
+    }
+    if (generation !== this._generation || this._isDisposed) {
+      // Cancelled (or the notebook closed) while the server took it.
+      void this._delete(id);
+      return;
+    }
+    this._starting = false;
+    this._run = pendingRun(id, kernelId ?? '', plan.sent.length);
+    this._update();
+    void this._follow(id, generation);
+  }
+
+  /** Cancel the run in progress (`DELETE`): the worker stops, the kernel is untouched. */
+  async cancel(): Promise<void> {
+    if (!this.running) {
+      return;
+    }
+    this._generation++;
+    this._starting = false;
+    const run = this._run;
+    if (!run) {
+      // The server has not answered the POST yet: `start` deletes the run when it does.
+      this._run = {
+        ...pendingRun('', this._options.session.session?.kernel?.id ?? '', 0),
+        state: 'cancelled',
+        total: this._sent.length
+      };
+      this._update();
+      return;
+    }
+    this._run = { ...run, state: 'cancelled', running: null };
+    this._update();
+    const reply = await this._delete(run.id);
+    if (reply && this._run?.id === run.id) {
+      this._run = reply.state === 'running' ? this._run : reply;
+      this._update();
+    }
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    if (this._run && !hasEnded(this._run)) {
+      // A run outlives no notebook.
+      void this._delete(this._run.id);
+    }
+    this._isDisposed = true;
+    this._generation++;
+    clearTimeout(this._compareTimer);
+    this._options.notebook.modelChanged.disconnect(this._onModelChanged, this);
+    this._model?.contentChanged.disconnect(this._onContentChanged, this);
+    this._options.session.statusChanged.disconnect(this._onKernelStatus, this);
+    this._options.session.kernelChanged.disconnect(this._onKernelChanged, this);
+    this._badge?.dispose();
+    this._badge = null;
+    Signal.clearData(this);
+  }
+
+  /** Read the run until it ends, every `pollMs`. */
+  private async _follow(id: string, generation: number): Promise<void> {
+    const trans = this._options.trans;
+    const pause = this._options.pollMs ?? POLL_MS;
+    let failures = 0;
+    while (generation === this._generation && !this._isDisposed) {
+      await new Promise(resolve => setTimeout(resolve, pause));
+      if (generation !== this._generation || this._isDisposed) {
+        return;
+      }
+      try {
+        const run = await this._request<INotebookRun>(`notebook/${id}`);
+        if (generation !== this._generation || this._isDisposed) {
+          return;
+        }
+        failures = 0;
+        this._run = run;
+        this._update();
+        if (hasEnded(run)) {
+          return;
+        }
+      } catch (reason) {
+        if (generation !== this._generation) {
+          return;
+        }
+        const gone =
+          reason instanceof CraneRequestError && reason.status === 404;
+        if (gone || ++failures >= MAX_FAILURES) {
+          const message = gone
+            ? trans.__(
+                'the server no longer knows this run (it restarted, or the run is too old)'
+              )
+            : reason instanceof Error
+              ? reason.message
+              : String(reason);
+          this._run = {
+            ...(this._run ?? pendingRun(id, '', this._sent.length)),
+            state: 'error',
+            running: null,
+            message
+          };
+          this._update();
+          return;
+        }
+      }
+    }
+  }
+
+  private async _delete(id: string): Promise<INotebookRun | null> {
+    try {
+      return await this._request<INotebookRun>(`notebook/${id}`, {
+        method: 'DELETE'
+      });
+    } catch (reason) {
+      console.warn('crane: cannot cancel the run from the top', reason);
+      return null;
+    }
+  }
+
+  private _kernelId(): string | null {
+    return this._options.session.session?.kernel?.id ?? null;
+  }
+
+  private _cells(): ICellText[] {
+    const cells = this._options.notebook.model?.cells;
+    const out: ICellText[] = [];
+    if (cells) {
+      for (let i = 0; i < cells.length; i++) {
+        const m = cells.get(i);
+        out.push({
+          id: m.id,
+          type: m.type,
+          source: m.sharedModel.getSource()
+        });
+      }
+    }
+    return out;
+  }
+
+  private _onModelChanged(): void {
+    this._model?.contentChanged.disconnect(this._onContentChanged, this);
+    this._model = this._options.notebook.model;
+    this._model?.contentChanged.connect(this._onContentChanged, this);
+    this._onContentChanged();
+  }
+
+  /** Any change of the notebook (text, outputs, cells): compare its code cells, once it settles. */
+  private _onContentChanged(): void {
+    if (this._stale || !this._sent.length) {
+      return;
+    }
+    clearTimeout(this._compareTimer);
+    this._compareTimer = setTimeout(() => this.compare(), COMPARE_MS);
+  }
+
+  /** Mark the result outdated when the code cells are no longer those the run was sent. */
+  compare(): void {
+    if (this._isDisposed || this._stale || !this._sent.length) {
+      return;
+    }
+    if (!sameCells(this._sent, codeCells(this._cells()))) {
+      this._stale = true;
+      this._update();
+    }
+  }
+
+  private _onKernelStatus(
+    sender: ISessionContext,
+    status: ISessionContext['kernelDisplayStatus']
+  ): void {
+    if (status === 'restarting' || status === 'autorestarting') {
+      this._kernelReplaced();
+    }
+    this._kernelPresence();
+  }
+
+  private _onKernelChanged(): void {
+    this._kernelReplaced();
+    this._kernelPresence();
+  }
+
+  /** The kernel restarted or another took its place: it no longer holds the hidden state. */
+  private _kernelReplaced(): void {
+    if (this._run && hasEnded(this._run) && this._kernelHasIt) {
+      this._kernelHasIt = false;
+      this._update();
+    }
+  }
+
+  /** A kernel came or went: whether a run can start changed (the buttons follow). */
+  private _kernelPresence(): void {
+    const has = this._kernelId() !== null;
+    if (has !== this._hadKernel) {
+      this._hadKernel = has;
+      this._changed.emit();
+    }
+  }
+
+  private _update(): void {
+    this._renderBadge();
+    this._changed.emit();
+  }
+
+  /** The badge on the first crash, while the result is current; none otherwise. */
+  private _renderBadge(): void {
+    const run = this._run;
+    const crash =
+      run && run.state === 'done' && !this._stale ? run.first_crash : null;
+    const cell = crash?.cell_id
+      ? this._options.notebook.widgets.find(w => w.model.id === crash.cell_id)
+      : undefined;
+    if (!crash || !cell) {
+      this._badge?.dispose();
+      this._badge = null;
+      return;
+    }
+    if (this._badge && this._badgeCell !== cell) {
+      this._badge.dispose();
+      this._badge = null;
+    }
+    if (!this._badge) {
+      this._badge = this._attach(cell);
+    }
+    this._badge.render(crash, this._kernelHasIt);
+  }
+
+  /** A badge placed under `cell`'s input once the cell has rendered (windowed notebooks). */
+  private _attach(cell: Cell): TopBadge {
+    const badge = new TopBadge(this._options.trans, this._options.openSidebar);
+    this._badgeCell = cell;
+    const onDisposed = (sender: Widget) => {
+      badge.dispose();
+      if (this._badge === badge) {
+        this._badge = null;
+        this._renderBadge(); // a cell replaced in place keeps its id
+      }
+    };
+    cell.disposed.connect(onDisposed);
+    badge.disposed.connect(() => cell.disposed.disconnect(onDisposed));
+    cell.ready
+      .then(() => {
+        if (!badge.isDisposed && !cell.isDisposed) {
+          badge.placeIn(cell);
+        }
+      })
+      .catch(reason =>
+        console.error('crane: cannot place the from-the-top badge', reason)
+      );
+    return badge;
+  }
+
+  private _request: RequestFn;
+  private _run: INotebookRun | null = null;
+  private _sent: ISentCell[] = [];
+  private _error: string | null = null;
+  private _stale = false;
+  private _kernelHasIt = true;
+  private _starting = false;
+  private _hadKernel = false;
+  private _startedAt = 0;
+  private _generation = 0;
+  private _model: INotebookModel | null = null;
+  private _compareTimer: ReturnType<typeof setTimeout> | undefined;
+  private _badge: TopBadge | null = null;
+  private _badgeCell: Cell | null = null;
+  private _changed = new Signal<this, void>(this);
+  private _isDisposed = false;
+}
+
+/** A run the server took and has not described yet. */
+function pendingRun(id: string, kernelId: string, total: number): INotebookRun {
+  return {
+    id,
+    kernel_id: kernelId,
+    state: 'running',
+    done: 0,
+    total,
+    running: null,
+    elapsed_ms: 0,
+    cells: [],
+    first_crash: null,
+    first_crash_index: null,
+    message: null
+  };
+}
+
+/** Why the server did not take a run, in words. */
+export function startError(trans: TranslationBundle, reason: unknown): string {
+  if (reason instanceof CraneRequestError) {
+    if (reason.status === 409) {
+      return trans.__(
+        'A run from the top is already in progress for this kernel (from another notebook or tab): %1',
+        reason.message
+      );
+    }
+    if (reason.status === 404) {
+      return trans.__(
+        'The server does not know this notebook’s kernel: %1',
+        reason.message
+      );
+    }
+    return trans.__('The run from the top could not start: %1', reason.message);
+  }
+  return trans.__(
+    'The run from the top could not start: %1',
+    reason instanceof Error ? reason.message : String(reason)
+  );
+}
+
+/** What every notebook's runs share. */
+export interface ITopRunsOptions {
+  trans: TranslationBundle;
+  openSidebar: () => void;
+  unavailable?: () => string | null;
+  /** Adds the toolbar button of a notebook (index.ts; null: none). */
+  toolbarItem?: (top: NotebookTop) => Widget | null;
+}
+
+/**
+ * Adds runs from the top to every notebook: one `NotebookTop` per panel, through
+ * `docRegistry.addWidgetExtension('Notebook', ...)`, and its button in the notebook's toolbar.
+ */
+export class TopRuns implements DocumentRegistry.IWidgetExtension<
+  NotebookPanel,
+  INotebookModel
+> {
+  constructor(private readonly _options: ITopRunsOptions) {}
+
+  /** Emits the notebook's runs whose state changed (the commands' enabled state follows). */
+  get changed(): ISignal<this, NotebookTop> {
+    return this._changed;
+  }
+
+  createNew(panel: NotebookPanel): IDisposable {
+    const top = new NotebookTop({
+      notebook: panel.content,
+      session: panel.sessionContext,
+      trans: this._options.trans,
+      openSidebar: this._options.openSidebar,
+      unavailable: this._options.unavailable
+    });
+    this._tops.set(panel, top);
+    top.changed.connect(this._onChanged, this);
+    const item = this._options.toolbarItem?.(top) ?? null;
+    if (item) {
+      const name = 'crane-from-top';
+      if (!panel.toolbar.insertAfter('cellType', name, item)) {
+        panel.toolbar.addItem(name, item);
+      }
+    }
+    panel.disposed.connect(() => {
+      this._tops.delete(panel);
+      item?.dispose();
+    });
+    return top;
+  }
+
+  /** The runs of a panel. */
+  forPanel(panel: NotebookPanel | null): NotebookTop | undefined {
+    return panel ? this._tops.get(panel) : undefined;
+  }
+
+  private _onChanged(top: NotebookTop): void {
+    this._changed.emit(top);
+  }
+
+  private _tops = new WeakMap<NotebookPanel, NotebookTop>();
+  private _changed = new Signal<this, NotebookTop>(this);
+}
