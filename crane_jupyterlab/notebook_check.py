@@ -127,13 +127,34 @@ def check(path: Path, args: argparse.Namespace) -> dict[str, Any]:
     status = "fails" if fails else ("unchecked" if timed or any(r["status"] == "not_reached" for r in results)
                                     else "ran")  # fmt: skip
     return {"notebook": str(path), "status": status, "cells": results, "first_crash": fails,
-            "seconds": seconds, "sandbox": outcome.get("sandbox"), "full": bool(args.full)}  # fmt: skip
+            "seconds": seconds, "sandbox": outcome.get("sandbox"), "full": bool(args.full),
+            "rerun": outcome.get("rerun")}  # fmt: skip
 
 
 def _depends(step: dict[str, Any]) -> bool:
     """A crash that may come from a cut loop (an earlier cell's, or its own): not claimed."""
-    quick = step.get("quick") or {}
-    return bool(step.get("after_cut")) or (bool(quick.get("cut")) and quick.get("crash") != "certain")
+    from .kernel.trial.top import hedged
+
+    return hedged({**step, "status": "crashed"})
+
+
+def _rerun_line(report: dict[str, Any]) -> str:
+    """What became of a crash the quick run could not claim (a loop was cut above it)."""
+    rerun = report.get("rerun")
+    if not isinstance(rerun, dict):
+        return ""
+    need = rerun.get("need_s")
+    where = f"code cell {int(rerun.get('cell') or 0) + 1}"  # the steps are the code cells, from 0
+    if rerun.get("answered"):
+        return f"  a crash at {where} that a cut loop may have caused was checked by a full run from the top"
+    took = (
+        f"about {need:.0f} s"
+        if isinstance(need, (int, float))
+        else "an unknown time (a loop of unknown length)"
+    )
+    if rerun.get("ran"):
+        return f"  a full run to {where} did not end within the budget; run with --full and a larger --budget"
+    return f"  a full run to {where} takes {took}, more than the budget leaves: run with --full to claim it"
 
 
 def _line(step: dict[str, Any]) -> str:
@@ -169,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {report['reason']}")
         for step in report.get("cells") or []:
             print(_line(step))
+        if _rerun_line(report):
+            print(_rerun_line(report))
     counts = {s: sum(r["status"] == s for r in reports) for s in ("ran", "fails", "unchecked")}
     if not args.json:
         print(f"{len(reports)} notebooks: {counts['ran']} ran from the top, {counts['fails']} fail, "

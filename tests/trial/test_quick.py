@@ -284,3 +284,41 @@ def test_a_keras_fit_wrapped_as_a_library_call_keeps_its_line(monkeypatch: pytes
     ns: dict[str, Any] = {"model": Model(), quick.NAME: runtime}
     exec(compile(tree, "<cell>", "exec"), ns)
     assert ns["h"] == "fitted" and [f.line for f in runtime.fits] == [2]
+
+
+def test_an_enumerate_or_zip_loop_knows_its_length_and_projects_its_time(kit: SimpleNamespace) -> None:
+    """`enumerate(data)` and `zip(a, b)` have no length of their own: the loop's length is their
+    arguments' (the shortest), so it is cut by projection, not after half the budget, and the time it
+    would take whole is projected from its measured rate."""
+    source = TRAIN.replace("range(EPOCHS)", "enumerate(zip(rows, labels))").replace("(epoch)", "(epoch[0])")
+    outcome = quick_run(kit, source, {"rows": list(range(40)), "labels": list(range(50))})
+    assert outcome["status"] == "finished" and outcome["quick"]["cut"], outcome
+    loop = next(loop for loop in outcome["quick"]["loops"] if loop["line"] == 3)
+    assert (loop["iterations"], loop["total"], loop["cut"]) == (2, 40, True), loop
+    # 40 iterations of ~0.15 s: the projection from two of them, within a loaded machine's noise
+    assert 0.25 <= loop["seconds"] < 1.5 and 5.0 <= loop["full_s"] <= 30.0, loop
+    assert outcome["elapsed_ms"] < 1500
+
+
+def test_a_loop_that_runs_whole_reports_its_measured_seconds(kit: SimpleNamespace) -> None:
+    outcome = quick_run(kit, "import time\nfor i in range(3):\n    time.sleep(0.05)", {})
+    loop = outcome["quick"]["loops"][0]
+    assert not loop["cut"] and loop["full_s"] == pytest.approx(loop["seconds"], abs=1e-3)
+    assert loop["seconds"] >= 0.14
+
+
+def test_a_notebook_that_shadows_enumerate_gets_no_length_from_it() -> None:
+    rewritten = quick.rewrite("for i, x in enumerate(data):\n    pass", "<cell>", calls=True)
+    assert rewritten is not None
+    tree, plan = rewritten
+    runtime = quick.Runtime(plan, k=2)
+
+    def enumerate(xs: Any) -> Any:  # the notebook's own, a generator: no builtin length to trust
+        yield from ((i, x) for i, x in builtins_enumerate(xs))
+
+    import builtins
+
+    builtins_enumerate = builtins.enumerate
+    ns: dict[str, Any] = {"data": [1, 2, 3], "enumerate": enumerate, quick.NAME: runtime}
+    exec(compile(tree, "<cell>", "exec"), ns)
+    assert [loop.total for loop in runtime.loops.values()] == [None]

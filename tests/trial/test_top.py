@@ -59,7 +59,8 @@ def test_writes_land_in_a_private_copy(tmp_path: Path) -> None:
 
 
 def test_a_long_loop_is_cut_and_the_run_says_shortened() -> None:
-    long = "import time\nfor i in range(400):\n    time.sleep(0.05)"
+    # 200 s whole: past its share of the 60 s budget
+    long = "import time\nfor i in range(4000):\n    time.sleep(0.05)"
     outcome = run_top(cells(long, "z = i + 1"))
     first, second = outcome["below"]
     assert first["status"] == "finished" and first["quick"]["cut"], first
@@ -95,7 +96,7 @@ def test_a_function_defined_above_keeps_its_loops_when_called_below() -> None:
 def test_a_cut_loop_in_a_function_from_above_makes_a_later_crash_depend_on_it() -> None:
     define = "import time\ndef slow(n):\n    out = []\n    for i in range(n):\n        time.sleep(0.05)\n"
     define += "        out.append(i)\n    return out"
-    outcome = run_top(cells(define, "got = slow(400)\nlast = got[399]"))
+    outcome = run_top(cells(define, "got = slow(4000)\nlast = got[3999]"))
     second = outcome["below"][1]
     assert (second["status"], second["exception"]) == ("crashed", "IndexError"), second
     assert second["quick"]["crash"] == "depends" and second["quick"]["cut"], second
@@ -109,7 +110,7 @@ def test_joblib_n_jobs_runs_in_the_worker() -> None:
     assert [c["status"] for c in outcome["below"]] == ["finished", "finished"], outcome
 
 
-LONG = "import time\nfor epoch in range(400):\n    time.sleep(0.05)\n    hist.append(epoch)\n"
+LONG = "import time\nfor epoch in range(4000):\n    time.sleep(0.05)\n    hist.append(epoch)\n"  # 200 s
 
 
 @pytest.mark.parametrize(
@@ -119,23 +120,61 @@ LONG = "import time\nfor epoch in range(400):\n    time.sleep(0.05)\n    hist.ap
         ("print(never_bound_anywhere)", "NameError", False),
         ("settings = {'lr': 0.1}\nsettings['momentum']", "KeyError", False),
         ("print(best)", "NameError", True),  # bound in the cut loop, at its last epoch only
-        ("hist[399]", "IndexError", True),  # reads what the cut loop built
-        ("view = hist\nview[399]", "IndexError", True),  # the same list, by another name
-        ("box.kept[399]", "IndexError", True),  # an object that holds it (bound before the cut)
+        ("hist[3999]", "IndexError", True),  # reads what the cut loop built
+        ("view = hist\nview[3999]", "IndexError", True),  # the same list, by another name
+        ("box.kept[3999]", "IndexError", True),  # an object that holds it (bound before the cut)
         ("import numpy as np\nnp.zeros(3)[5]", "IndexError", False),  # an array: nothing of the cut's
-        ("open('checkpoint_399.txt').read()", "FileNotFoundError", True),  # a file a cut loop may write
+        ("open('checkpoint_3999.txt').read()", "FileNotFoundError", True),  # a file a cut loop may write
     ],
 )
 def test_a_crash_after_a_cut_is_claimed_only_where_the_cut_cannot_cause_it(
     crash: str, exception: str, hedged: bool
 ) -> None:
-    long = LONG + "    if epoch == 399:\n        best = epoch\n"
+    long = LONG + "    if epoch == 3999:\n        best = epoch\n"
     box = "import types\nbox = types.SimpleNamespace(kept=hist)"
     outcome = run_top(cells("hist = []\n" + box, long, "total = len(hist)", crash))
     _, first, _, third = outcome["below"]
     assert first["quick"]["cut"], first
     assert (third["status"], third["exception"]) == ("crashed", exception), third
     assert bool(third.get("after_cut")) is hedged, third
+    if hedged:  # a full run to it (200 s) does not fit what the 60 s budget left: the hedge stays
+        rerun = outcome["rerun"]
+        assert rerun["ran"] is False and rerun["need_s"] > 150 and rerun["cell"] == 3, rerun
+    else:
+        assert "rerun" not in outcome
+
+
+def test_a_loop_that_fits_the_runs_budget_runs_whole() -> None:
+    # 1.5 s, three times a single cell's budget here, but a small share of the run's: not cut
+    loop = "import time\nseen = []\nfor i in range(30):\n    time.sleep(0.05)\n    seen.append(i)"
+    outcome = run_top(cells(loop, "assert len(seen) == 30"), budget_s=0.5)
+    first, second = outcome["below"]
+    assert first["status"] == "finished" and not first["quick"]["cut"], first
+    assert second["status"] == "finished" and not second.get("after_cut"), second
+
+
+def test_a_hedged_crash_is_asked_again_by_a_full_run_that_fits() -> None:
+    # 6 s whole, past its share (30 s over 10 cells) so the quick run cuts it; the crash below then may
+    # come from the cut, and a full run to it (about 6 s) fits what is left: it is run, and claims it
+    loop = "import time\nfor e in range(60):\n    time.sleep(0.1)\n    hist.append(e)"
+    filler = [f"a{i} = {i}" for i in range(7)]
+    outcome = run_top(cells("hist = []", loop, *filler, "hist[60]"), chain_s=30.0, budget_s=0.5)
+    rerun = outcome["rerun"]
+    assert rerun["ran"] and rerun["answered"] and 5.0 < rerun["need_s"] < 20.0, rerun
+    steps = outcome["below"]
+    assert steps[1]["status"] == "finished" and not (steps[1].get("quick") or {}).get("cut"), steps[1]
+    last = steps[-1]
+    assert (last["status"], last["exception"]) == ("crashed", "IndexError") and not last.get("after_cut"), (
+        last
+    )
+
+
+def test_a_hedge_that_a_full_run_clears_goes_away() -> None:
+    loop = "import time\nfor e in range(60):\n    time.sleep(0.1)\n    hist.append(e)"
+    filler = [f"a{i} = {i}" for i in range(7)]
+    outcome = run_top(cells("hist = []", loop, *filler, "hist[59]"), chain_s=30.0, budget_s=0.5)
+    assert outcome["rerun"]["answered"], outcome["rerun"]
+    assert [step["status"] for step in outcome["below"]] == ["finished"] * 10
 
 
 def test_a_dataloader_with_workers_loads_in_the_trial_process() -> None:

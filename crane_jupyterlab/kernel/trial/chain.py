@@ -128,10 +128,12 @@ def run(
         _send(writer, {"phase": "step", "index": index})
         left = budget - (time.monotonic() - started)
         refused = len(guard.refusals)
-        # quick mode on every step, unless a full run was asked for (crane-check --full); a step's loops
-        # are cut to what a single trial's budget allows, so no one cell spends the chain's
-        per_cell = min(left, float(opts.get("budget_s") or 5.0)) if opts.get("chain_quick", True) else left
-        step = {**opts, "quick": bool(opts.get("chain_quick", True)), "budget_s": max(per_cell, 0.05)}
+        # quick mode on every step, unless a full run was asked for (crane-check --full)
+        quick_mode = bool(opts.get("chain_quick", True))
+        per_cell = (
+            allowance(left, len(below) - index, float(opts.get("budget_s") or 5.0)) if quick_mode else left
+        )
+        step = {**opts, "quick": quick_mode, "budget_s": max(per_cell, 0.05)}
         done = execute.run(source, ns, shell, guard, report, quick.preparer(step, writer))
         done.pop("refused", None)
         if len(guard.refusals) > refused:
@@ -150,6 +152,16 @@ def run(
         above.ran(code_text, reads, touches, ns, step_cut)
         changed |= touches - _modules(touches, ns)
     _send(writer, {"phase": "chain_end", "elapsed_ms": ms(time.monotonic() - started)})
+
+
+def allowance(left: float, cells: int, cell_s: float) -> float:
+    """The seconds a step's loops may take before they are cut: its share of what the run has left,
+    shared evenly with the `cells` still to run (this one included), and never less than a single
+    trial's budget `cell_s` while that much is left. A notebook whose cells fit in its budget runs as a
+    full run would; a loop is cut only where running it whole would leave the cells after it too little
+    (the budget, not the machine's speed against a fixed constant, decides)."""
+    share = left / max(cells, 1)
+    return min(left, max(cell_s, share))
 
 
 def _touched(code_text: str, ns: dict[str, Any]) -> set[str]:

@@ -40,6 +40,7 @@ def keras_fit(runtime: Runtime) -> None:
 
         def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
             done = self.loop.iterations = epoch + 1
+            self.loop.seconds = time.monotonic() - self.started
             total = self.loop.total
             if done >= runtime.k and (total or 0) > done and runtime.long(self.started, done, total):
                 runtime._cut(self.loop)

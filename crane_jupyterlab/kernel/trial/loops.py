@@ -24,17 +24,33 @@ NEVER = 1 << 62  # k of a full trial: nothing is cut
 
 
 class Loop:
-    __slots__ = ("cut", "iterations", "kind", "line", "runs", "total")
+    """One loop of the cell (or a library call): its runs, the iterations they made, the seconds they took
+    (a `for` loop's and a `while` loop's own, measured; 0.0 where the library call timed itself), and
+    whether it was cut and its length per run when known."""
+
+    __slots__ = ("cut", "iterations", "kind", "line", "runs", "seconds", "total")
 
     def __init__(self, line: int, kind: str) -> None:
         self.line, self.kind = line, kind
         self.runs = self.iterations = 0
         self.cut = False
         self.total: int | None = None
+        self.seconds = 0.0
+
+    def full_s(self) -> float | None:
+        """The seconds the loop's runs would take whole, projected from the iterations that ran (its
+        measured seconds when it was not cut); None when that cannot be told (no length, nothing timed)."""
+        if not self.cut:
+            return self.seconds
+        if self.total is None or not self.iterations or not self.seconds:
+            return None
+        return self.seconds / self.iterations * self.total * max(self.runs, 1)
 
     def report(self) -> dict[str, Any]:
+        full = self.full_s()
         return {"line": self.line, "kind": self.kind, "iterations": self.iterations, "runs": self.runs,
-                "cut": self.cut, "total": self.total}  # fmt: skip
+                "cut": self.cut, "total": self.total, "seconds": round(self.seconds, 4),
+                "full_s": None if full is None else round(full, 3)}  # fmt: skip
 
 
 class Plan:
@@ -62,6 +78,8 @@ class Runtime:
         self.earlier: dict[int, Loop] = {}
         self.fits: list[Loop] = []  # Keras fit calls
         self.started: dict[int, tuple[float, int]] = {}  # while loops: their run's start and count
+        self.before: dict[int, float] = {}  # while loops: the seconds of their earlier runs
+        self.sizes: dict[int, list[int | None]] = {}  # lengths of enumerate/zip arguments (`size`)
         self.filename = ""
         self.budget_s = 0.0
         self.deadline = 0.0  # when the trial's budget ends (0: no budget known)
@@ -115,41 +133,57 @@ class Runtime:
         code = getattr(getattr(func, "func", func), "__code__", None)
         self.globals |= set(getattr(code, "co_names", ()))
 
+    def size(self, lid: int, arg: Any) -> Any:
+        """An argument of `enumerate` or `zip` in a loop's iterable, returned as it is: its length
+        noted (the shortest of them) for the loop's run that is about to start."""
+        if type(arg) not in (enumerate, zip):  # a nested one: its own arguments were noted
+            self.sizes.setdefault(lid, []).append(_length(arg))
+        return arg
+
     def each(self, lid: int, iterable: Iterable[Any]) -> Iterator[Any]:
         loop = self._loop(lid)
         loop.runs += 1
         total = _length(iterable)
+        sizes = self.sizes.pop(lid, None)
+        if total is None and sizes and None not in sizes and type(iterable) in (enumerate, zip):
+            total = min(n for n in sizes if n is not None)  # the builtin's own (not a notebook's shadow)
         if total is not None:
             loop.total = total if loop.total is None else max(loop.total, total)
         return self._each(loop, iter(iterable), total)
 
     def _each(self, loop: Loop, it: Iterator[Any], total: int | None) -> Iterator[Any]:
         started, n, first = time.monotonic(), 0, 0.0
-        while True:
-            if n == 1:
-                first = time.monotonic()
-            # Decided before the next item is taken: a cut loop never runs its producer once more.
-            if n >= self.k and self.long(started, n, total, first):
-                self._cut(loop)
-                return
-            try:
-                item = next(it)
-            except StopIteration:
-                return
-            n += 1
-            loop.iterations += 1
-            if self.writer >= 0 and time.monotonic() - self.sent > PROGRESS_S:
-                self.progress()
-            yield item
+        try:
+            while True:
+                if n == 1:
+                    first = time.monotonic()
+                # Decided before the next item is taken: a cut loop never runs its producer once more.
+                if n >= self.k and self.long(started, n, total, first):
+                    self._cut(loop)
+                    return
+                try:
+                    item = next(it)
+                except StopIteration:
+                    return
+                n += 1
+                loop.iterations += 1
+                if self.writer >= 0 and time.monotonic() - self.sent > PROGRESS_S:
+                    self.progress()
+                yield item
+        finally:  # its end, its cut, a `break` or a crash in its body (the generator is closed)
+            loop.seconds += time.monotonic() - started
 
     def enter(self, lid: int) -> None:
-        self._loop(lid).runs += 1
+        loop = self._loop(lid)
+        loop.runs += 1
         self.started[lid] = (time.monotonic(), 0)
+        self.before[lid] = loop.seconds
 
     def stop(self, lid: int) -> bool:
         """Whether the while loop `lid` stops before its next iteration."""
         loop = self._loop(lid)
         started, n = self.started.get(lid, (time.monotonic(), 0))
+        loop.seconds = self.before.get(lid, 0.0) + time.monotonic() - started  # this run's so far
         if n >= self.k and self.long(started, n, None):
             self._cut(loop)
             return True

@@ -114,6 +114,7 @@ class _Wrap(ast.NodeTransformer):
     def visit_For(self, node: ast.For) -> Any:
         lid = self._add(node, "for")
         self.generic_visit(node)
+        _sizes(node.iter, lid)
         node.iter = _call("each", lid, node.iter, node.iter)
         return node
 
@@ -152,6 +153,25 @@ class _Wrap(ast.NodeTransformer):
         wrapped.args.extend(node.args)
         wrapped.keywords = node.keywords
         return wrapped
+
+
+# Builtins whose result has no length though their arguments have one: `for i, x in enumerate(data)`.
+_SIZED = ("enumerate", "zip")
+
+
+def _sizes(iterable: ast.expr, lid: int) -> None:
+    """`enumerate(x)` or `zip(a, b)` as the loop's iterable: each positional argument wrapped
+    in `__crane_quick__.size(id, arg)`, which notes its length, so the loop's length is known (the
+    shortest argument's); the arguments are the same objects, evaluated in the same order."""
+    if (
+        isinstance(iterable, ast.Call)
+        and isinstance(iterable.func, ast.Name)
+        and iterable.func.id in _SIZED
+        and not any(isinstance(a, ast.Starred) for a in iterable.args)
+    ):
+        for arg in iterable.args:
+            _sizes(arg, lid)  # `enumerate(zip(a, b))`: the inner call's arguments give the length
+        iterable.args = [_call("size", lid, arg, arg) for arg in iterable.args]
 
 
 def _checked(node: ast.Assert, index: int) -> ast.stmt:

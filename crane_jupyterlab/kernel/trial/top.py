@@ -70,18 +70,58 @@ class TopRun:
 
     def _run(self, modules: list[str] | None, environment: dict[str, Any]) -> None:
         try:
-            outcome = self._through_worker(modules, environment)
+            outcome = self._through_worker(modules, environment, self.opts)
+            outcome = self._answer_hedge(outcome, modules, environment)
         except Exception as exc:  # the thread always leaves an outcome
             outcome = unavailable(f"the run from the top failed: {type(exc).__name__}: {exc}")
         if self.stopped == "cancelled":  # before the worker started, or while it ran
             outcome["cancelled"] = True
         self.outcome = outcome
 
-    def _through_worker(self, modules: list[str] | None, environment: dict[str, Any]) -> dict[str, Any]:
+    def _answer_hedge(
+        self, outcome: dict[str, Any], modules: list[str] | None, environment: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A quick run that stopped at a crash a cut loop may have caused is asked again: the notebook
+        runs once more from the top with nothing cut, in a fresh worker, when the full run to that cell,
+        projected from what the quick run measured, fits what is left of the budget. Its answer (a crash
+        claimed, or a cell that runs) replaces the hedge; a full run that does not reach the cell leaves
+        the hedge as it was. Either way the outcome says what a full run to that cell takes (`rerun`)."""
+        steps = outcome.get("below") or []
+        hedge = steps[-1] if steps and outcome.get("status") == "finished" else None
+        if hedge is None or not self.opts.get("chain_quick", True) or not hedged(hedge):
+            return outcome
+        need = full_need(steps)
+        budget = float(self.opts.get("chain_s") or 0.0)
+        # the second worker's start is not in the chain's clock: keep what the first one took aside
+        left = budget - (time.monotonic() - self.started) - 2 * float(outcome.get("warm_ms") or 0) / 1000
+        rerun: dict[str, Any] = {"cell": len(steps) - 1, "need_s": need, "left_s": round(max(left, 0.0), 2)}
+        if need is None or need > left or self.stopped is not None:
+            rerun["ran"] = False
+            return {**outcome, "rerun": rerun}
+        full = self._through_worker(
+            modules, environment, {**self.opts, "chain_quick": False, "chain_s": left}
+        )
+        again = full.get("below") or []
+        rerun["ran"] = True
+        rerun["elapsed_ms"] = full.get("elapsed_ms")
+        if full.get("status") != "finished" or len(again) < len(steps) or self._unfinished(again, len(steps)):
+            rerun["answered"] = False  # it ran out of time (or was stopped) before the hedged cell ended
+            return {**outcome, "rerun": rerun}
+        rerun["answered"] = True
+        return {**full, "rerun": rerun, "warm_ms": outcome.get("warm_ms")}
+
+    @staticmethod
+    def _unfinished(steps: list[dict[str, Any]], upto: int) -> bool:
+        """Whether a full run left one of its first `upto` cells undecided (timed out, stopped)."""
+        return any(step.get("status") not in ("finished", "skipped", "crashed") for step in steps[:upto])
+
+    def _through_worker(
+        self, modules: list[str] | None, environment: dict[str, Any], opts: dict[str, Any]
+    ) -> dict[str, Any]:
         previous = os.getcwd()
         try:  # the worker starts in the notebook's directory (a Spare takes the current one)
             os.chdir(environment["cwd"])
-            spare = Spare(self.opts, self.scratch(), self.python, modules, environment["sys_path"])
+            spare = Spare(opts, self.scratch(), self.python, modules, environment["sys_path"])
         finally:
             with contextlib.suppress(OSError):
                 os.chdir(previous)
@@ -89,14 +129,14 @@ class TopRun:
         if warm is None or self.stopped is not None:
             spare.discard()
             return unavailable(self.stopped or "the worker did not start (its interpreter failed to warm up)")
-        trial = Trial(self.opts, spare.scratch)
+        trial = Trial(opts, spare.scratch)
         trial.setup_s = SETUP_S
         trial.pid, trial.reader, trial.control = spare.pid, spare.report, spare.control
         trial.memory = spare.memory
         trial.detect_deadlock = False
         trial.warm_kb = int(warm.get("warm_kb") or 0)
         spare.memory = spare.report = -1  # the watching thread closes them now
-        job = {"cells": self.cells, "opts": self.opts, "scratch": spare.scratch, "modules": [], **environment}
+        job = {"cells": self.cells, "opts": opts, "scratch": spare.scratch, "modules": [], **environment}
         spare.control.sendall(json.dumps(job).encode() + b"\n")
         trial.forked = time.monotonic()
         self.trial = trial
@@ -107,3 +147,29 @@ class TopRun:
         outcome = dict(trial.outcome or unavailable("the worker left no outcome"))
         outcome["warm_ms"] = warm.get("warm_ms")
         return outcome
+
+
+def hedged(step: dict[str, Any]) -> bool:
+    """A crash that may come from a cut loop (an earlier cell's, or its own): seen, not claimed."""
+    quick = step.get("quick") or {}
+    crashed = step.get("status") == "crashed"
+    return crashed and (
+        bool(step.get("after_cut")) or (bool(quick.get("cut")) and quick.get("crash") != "certain")
+    )
+
+
+def full_need(steps: list[dict[str, Any]]) -> float | None:
+    """Seconds a full run of these cells takes, projected from a quick run of them: each cell's time,
+    plus what its cut loops would add run whole (their measured rate times their length). None when a
+    cut loop's length or time is unknown (a `while` loop, a sampled library call)."""
+    total = 0.0
+    for step in steps:
+        total += float(step.get("elapsed_ms") or 0) / 1000
+        for loop in (step.get("quick") or {}).get("loops") or []:
+            if not loop.get("cut"):
+                continue
+            full = loop.get("full_s")
+            if full is None:
+                return None
+            total += max(float(full) - float(loop.get("seconds") or 0.0), 0.0)
+    return round(total, 2)
