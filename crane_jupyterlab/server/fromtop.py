@@ -179,7 +179,9 @@ class Runs:
             cells[first] = await self._hidden(request.kernel_id, cells[first])
         state = "cancelled" if outcome.get("cancelled") else "done"
         mode = "full run" if request.settings.full else "quick mode (long loops and library calls cut)"
-        what = f"a fresh worker of the kernel's Python, {outcome.get('sandbox')}, {mode}"
+        what = f"a fresh worker of the kernel's Python, {outcome.get('sandbox')}, {mode}" + _rerun_words(
+            outcome.get("rerun")
+        )
         self._update(run_id, state=state, cells=cells, done=sum(c.status != "not_reached" for c in cells),
                      running=None, first_crash=cells[first] if first is not None else None,
                      first_crash_index=first, elapsed_ms=ms,
@@ -194,6 +196,21 @@ class Runs:
         except Exception:
             return cell  # the kernel is busy or gone: no word on hidden state rather than a wrong one
         return cell.model_copy(update={"hidden": found.group(1) not in lacks})
+
+
+def _rerun_words(rerun: Any) -> str:
+    """What became of a crash the quick run saw after a cut loop (kernel/trial/top.py asks it again)."""
+    if not isinstance(rerun, dict):
+        return ""
+    where = f"cell {int(rerun.get('cell') or 0) + 1} of the code cells"
+    if rerun.get("answered"):
+        return f"; a crash at {where} that a cut loop may have caused was run again with nothing cut"
+    need = rerun.get("need_s")
+    took = f"about {need:.0f} s" if isinstance(need, (int, float)) else "an unknown time"
+    claim = "run the notebook in full to claim it"
+    if rerun.get("ran"):
+        return f"; a full run to {where} did not end within the budget: {claim}"
+    return f"; a full run to {where} takes {took}, more than the budget left: {claim}"
 
 
 _WORDS = (
