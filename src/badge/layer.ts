@@ -13,7 +13,7 @@ import type { IDisposable } from '@lumino/disposable';
 import type { PanelLayout, Widget } from '@lumino/widgets';
 
 import { CellBadge } from './widget';
-import type { IDownstream } from '../below/chain';
+import type { IDownstream } from './claim';
 import type { CellChecks } from './model';
 import type { IFix } from '../contract/api';
 import { cellView, offeredFix } from './verdict';

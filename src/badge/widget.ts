@@ -4,11 +4,12 @@ import type { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import type { IFix } from '../contract/api';
-import type { CellNumbers, IDownstream } from '../below/chain';
-import { downstreamText, isObserved } from '../below/chain';
+import type { CellNumbers, IDownstream } from './claim';
+import { downstreamText, isObserved } from './claim';
 import { crashIcon, maybeIcon, missedIcon, observedIcon } from './icons';
-import type { CellState, IDescription } from './levels';
-import { describeCell } from './levels';
+import type { CellState } from './levels';
+import type { IDescription } from './words';
+import { describeCell } from './words';
 import type { ICheckRecord } from '../contract/tokens';
 import type { ICellView } from './verdict';
 

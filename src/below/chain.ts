@@ -7,19 +7,18 @@
  * chain met (`ICheckRecord.chain`) in place of a server answer of its own, so that the guard, the
  * runs ("Crashed as warned") and the history treat it as any warning.
  *
- * This module holds the rules, as pure functions (which cells to send, what a claim says and how
- * sure it is, which claims went stale, what an answer or a run does to the claims standing), and
- * their words; `chainlayer.ts` applies them to one notebook. A claim never stays on a cell whose
+ * This module holds the rules, as pure functions (which cells to send, which claims went stale, what
+ * an answer or a run does to the claims standing); what a claim says and how sure it is are
+ * `badge/claim.ts`, `layer.ts` applies the rules to one notebook, and `view.tsx` shows them. A claim never stays on a cell whose
  * text changed; it goes when the cell it comes from is edited again (it said what that text does),
  * and when that cell's real run crashed or ran other text; when that cell runs its text without an
  * error, the claim is checked again on the kernel as it is now. A check of the claimed cell alone,
  * on a kernel that does not hold the edit yet, never clears it (see `verdict.overrules`).
  */
-import type { TranslationBundle } from '@jupyterlab/translation';
-
 import type { IBelowCell, IBelowOutcome, IConfigReply } from '../contract/api';
 import type { IChainClaim, ICheckRecord } from '../contract/tokens';
-import { observedHeadline } from '../badge/trial';
+import type { CellNumbers, IDownstream } from '../badge/claim';
+import { isObserved } from '../badge/claim';
 
 /** The most code cells below the target one request may carry, and their text in all (api.py). */
 export const MAX_BELOW = 200;
@@ -45,9 +44,6 @@ export interface ICellPlace {
   index: number;
   source: string;
 }
-
-/** A cell's number as the user reads it ("cell 7"): its position in the notebook, from 1. */
-export type CellNumbers = (cellId: string) => number | null;
 
 /**
  * The code cells after `index` to send for the chain, in notebook order: empty ones left out (they
@@ -84,6 +80,36 @@ export function belowRequest(sent: readonly ISentCell[]): IBelowCell[] {
   }));
 }
 
+/** What a full check adds to its request for the chain, and what it sent. */
+export interface IChainRequest {
+  fields: { below: IBelowCell[]; previous_source?: string };
+  sent: ISentCell[];
+}
+
+/**
+ * The fields a full check of `cellId` adds for the chain, or null when no code cell below it holds
+ * anything: the code cells below it, and the text the kernel last ran of it (`previous`; the names
+ * it no longer binds are hidden state below).
+ */
+export function chainRequest(
+  cells: readonly ICellText[],
+  cellId: string,
+  previous: string | undefined
+): IChainRequest | null {
+  const index = cells.findIndex(c => c.id === cellId);
+  const sent = index >= 0 ? belowCells(cells, index) : [];
+  if (!sent.length) {
+    return null;
+  }
+  return {
+    fields: {
+      below: belowRequest(sent),
+      ...(previous !== undefined ? { previous_source: previous } : {})
+    },
+    sent
+  };
+}
+
 /**
  * Whether a full check sends the cells below: the chain is on, the server runs trials, and this
  * check runs one (`planned`: the request's `trial`, absent when the server's mode decides).
@@ -108,25 +134,6 @@ export function originOf(
     return 'new';
   }
   return lastRun === source ? 'same' : 'edited';
-}
-
-/**
- * A crash the chain saw that depends on no cut loop: no loop above it was cut, and its own cut (a
- * quick step) cannot have caused it (`BelowOutcome.observed` on the server).
- */
-export function isObserved(
-  outcome: Pick<IBelowOutcome, 'status' | 'after_cut' | 'quick'>
-): boolean {
-  const own =
-    !outcome.quick || !outcome.quick.cut || outcome.quick.crash === 'certain';
-  return outcome.status === 'crashed' && !outcome.after_cut && own;
-}
-
-/** How sure a claim is: "Will crash" only for a crash observed as such, else "May crash". */
-export function claimLevel(
-  outcome: Pick<IBelowOutcome, 'status' | 'after_cut' | 'quick'>
-): 'will-crash' | 'may-crash' {
-  return isObserved(outcome) ? 'will-crash' : 'may-crash';
 }
 
 /** Whether the claim lays the crash at the origin's door: not when the cell crashes without it too. */
@@ -313,13 +320,6 @@ export function afterOriginRun(
   return out;
 }
 
-/** The crash below an edited cell its badge names ("and cell 7 below would then crash"). */
-export interface IDownstream {
-  cellId: string;
-  number: number;
-  observed: boolean;
-}
-
 /**
  * The first cell below (by number) that the chain of `originId`'s current text claims will or may
  * crash because of it; never one that crashes without it.
@@ -347,164 +347,4 @@ export function downstreamOf(
     }
   }
   return best;
-}
-
-// ---- words -----------------------------------------------------------------------------------
-
-/** "after your edit of cell 3", "after cell 3 runs", "after cell 3 runs again". */
-export function afterText(
-  trans: TranslationBundle,
-  claim: IChainClaim,
-  number: number | null
-): string {
-  if (number === null) {
-    return claim.origin === 'edited'
-      ? trans.__('after your edit of a cell above')
-      : trans.__('after a cell above runs');
-  }
-  switch (claim.origin) {
-    case 'edited':
-      return trans.__('after your edit of cell %1', number);
-    case 'new':
-      return trans.__('after cell %1 runs', number);
-    case 'same':
-      return trans.__('after cell %1 runs again', number);
-  }
-}
-
-/** Who saw it and how sure: observed, or seen where a cut loop may have caused it; never blamed on
- * the origin when the cell crashes without it too. */
-export function claimBasis(
-  trans: TranslationBundle,
-  claim: IChainClaim
-): string {
-  const outcome = claim.outcome;
-  let basis: string;
-  if (isObserved(outcome)) {
-    basis = trans.__('observed in a trial run');
-  } else if (outcome.after_cut) {
-    basis = trans.__(
-      'seen in a trial run after a loop above it was cut short; the crash may depend on how many iterations ran'
-    );
-  } else {
-    basis = trans.__(
-      'seen in a quick trial, loops cut short; the crash may depend on how many ran'
-    );
-  }
-  if (outcome.without_edit === true) {
-    basis = trans.__(
-      '%1; %2',
-      basis,
-      claim.origin === 'edited'
-        ? trans.__('it crashes with or without this edit')
-        : trans.__('it crashes on the kernel as it is, too')
-    );
-  }
-  return basis;
-}
-
-/** "KeyError: 'age' (line 2, reads df)": the exception, its line and the changed names it reads. */
-export function claimCause(
-  trans: TranslationBundle,
-  outcome: IBelowOutcome
-): string {
-  const head = observedHeadline(outcome);
-  const where: string[] = [];
-  if (outcome.line !== null) {
-    where.push(trans.__('line %1', outcome.line));
-  }
-  if (outcome.reads.length) {
-    where.push(trans.__('reads %1', outcome.reads.join(', ')));
-  }
-  return where.length ? trans.__('%1 (%2)', head, where.join(', ')) : head;
-}
-
-/** A claim, for the badge, the guard, the panel's header and the history. */
-export function claimDescription(
-  trans: TranslationBundle,
-  claim: IChainClaim,
-  numberOf?: CellNumbers
-): { after: string; basis: string; cause: string } {
-  return {
-    after: afterText(trans, claim, numberOf?.(claim.originId) ?? null),
-    basis: claimBasis(trans, claim),
-    cause: claimCause(trans, claim.outcome)
-  };
-}
-
-/** The edited cell's badge: "and cell 7 below would then crash". */
-export function downstreamText(
-  trans: TranslationBundle,
-  downstream: IDownstream
-): string {
-  return downstream.observed
-    ? trans.__('and cell %1 below would then crash', downstream.number)
-    : trans.__('and cell %1 below may then crash', downstream.number);
-}
-
-/** `text` without its final full stop, to go mid-sentence. */
-function clause(text: string): string {
-  return text.trim().replace(/\.$/, '');
-}
-
-/** One cell of the chain, in words: ran, shortened, skipped and why, not reached, blocked and why,
- * crashed and with what. */
-export function outcomeText(
-  trans: TranslationBundle,
-  outcome: IBelowOutcome
-): string {
-  const why = outcome.reason ? clause(outcome.reason) : '';
-  const because = (words: string) =>
-    why ? trans.__('%1: %2', words, why) : words;
-  switch (outcome.status) {
-    case 'finished':
-      return trans.__('ran to its end');
-    case 'shortened':
-      return trans.__(
-        'ran to its end with its long loops cut short (a quick step)'
-      );
-    case 'skipped':
-      return because(trans.__('skipped'));
-    case 'not_reached':
-      return because(trans.__('not reached'));
-    case 'blocked':
-      return because(trans.__('blocked by the sandbox'));
-    case 'timed_out':
-      return because(trans.__('timed out'));
-    case 'out_of_memory':
-      return because(trans.__('ran out of memory'));
-    case 'unavailable':
-      return because(trans.__('not run'));
-    case 'crashed': {
-      let text = trans.__('crashed: %1', claimCause(trans, outcome));
-      if (outcome.without_edit === true) {
-        text = trans.__('%1; it crashes with or without this edit', text);
-      } else if (!isObserved(outcome)) {
-        text = trans.__(
-          '%1; the crash may depend on a loop cut short in the trial',
-          text
-        );
-      }
-      return text;
-    }
-  }
-}
-
-/** A cell that reads names the origin no longer binds (hidden state), with code marks. */
-export function unboundText(
-  trans: TranslationBundle,
-  names: readonly string[],
-  originNumber: number | null
-): string {
-  const list = names.map(n => `\`${n}\``).join(', ');
-  return originNumber === null
-    ? trans.__(
-        "reads %1, which the edited cell no longer defines: it runs only on the kernel's old value and fails from the top",
-        list
-      )
-    : trans.__(
-        "reads %1, which cell %2 no longer defines: it runs only on the kernel's old value and fails from the top",
-        list,
-        originNumber
-      );
 }

@@ -10,36 +10,29 @@ import type { IDisposable } from '@lumino/disposable';
 import type { ISignal } from '@lumino/signaling';
 import { Signal } from '@lumino/signaling';
 
-import type { IAnalyzeResult, IBelowCell } from '../contract/api';
+import type { IAnalyzeResult } from '../contract/api';
 import type {
   IChainAnswer,
+  IChainRequest,
   ICellPlace,
-  ICellText,
-  IDownstream,
-  ISentCell
+  ICellText
 } from './chain';
 import {
   afterOriginRun,
-  belowCells,
-  belowRequest,
+  chainRequest,
   claimRecord,
   downstreamOf,
-  isObserved,
   mergeChain,
   originOf,
   staleClaims,
   wantsChain
 } from './chain';
+import type { IDownstream } from '../badge/claim';
+import { isObserved } from '../badge/claim';
 import type { IRunEnd, KernelActivity } from '../editing/kernel';
 import type { CellChecks } from '../badge/model';
 import type { CraneSettings } from '../settings/model';
 import type { ICheckRecord } from '../contract/tokens';
-
-/** What a full check adds to its request for the chain, and what it sent. */
-export interface IChainRequest {
-  fields: { below: IBelowCell[]; previous_source?: string };
-  sent: ISentCell[];
-}
 
 /** What the chain of one notebook reads and starts. */
 export interface IChainLayerOptions {
@@ -132,40 +125,19 @@ export class ChainLayer implements IDisposable {
     planned: boolean | null | undefined
   ): IChainRequest | null {
     const settings = this._options.settings;
-    const model = this._options.notebook.model;
+    const cells = this._options.notebook.model?.cells;
     if (
-      !model ||
+      !cells ||
       !wantsChain(settings.current.chain, settings.server, planned)
     ) {
       return null;
     }
     const texts: ICellText[] = [];
-    let index = -1;
-    for (let i = 0; i < model.cells.length; i++) {
-      const m = model.cells.get(i);
-      if (m.id === cell.model.id) {
-        index = i;
-      }
-      if (index >= 0) {
-        texts.push({
-          id: m.id,
-          type: m.type,
-          source: m.sharedModel.getSource()
-        });
-      }
+    for (let i = 0; i < cells.length; i++) {
+      const m = cells.get(i);
+      texts.push({ id: m.id, type: m.type, source: m.sharedModel.getSource() });
     }
-    const sent = index >= 0 ? belowCells(texts, 0) : [];
-    if (!sent.length) {
-      return null;
-    }
-    const previous = this._lastRun.get(cell.model.id);
-    return {
-      fields: {
-        below: belowRequest(sent),
-        ...(previous !== undefined ? { previous_source: previous } : {})
-      },
-      sent
-    };
+    return chainRequest(texts, cell.model.id, this._lastRun.get(cell.model.id));
   }
 
   /**

@@ -7,17 +7,79 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import React from 'react';
 
 import type { IAnalyzeResult, IBelowOutcome } from '../contract/api';
-import type { CellNumbers } from './chain';
-import {
-  afterText,
-  claimCause,
-  isObserved,
-  outcomeText,
-  unboundText
-} from './chain';
-import { formatDuration, Rich } from '../panel/diagnosis';
+import type { CellNumbers } from '../badge/claim';
+import { afterText, claimCause, isObserved } from '../badge/claim';
+import { Rich } from '../badge/label';
+import { formatDuration } from '../badge/words';
 import type { IChainClaim } from '../contract/tokens';
 import { observedCause, observedHeadline } from '../badge/trial';
+
+/** `text` without its final full stop, to go mid-sentence. */
+function clause(text: string): string {
+  return text.trim().replace(/\.$/, '');
+}
+
+/** One cell of the chain, in words: ran, shortened, skipped and why, not reached, blocked and why,
+ * crashed and with what. */
+export function outcomeText(
+  trans: TranslationBundle,
+  outcome: IBelowOutcome
+): string {
+  const why = outcome.reason ? clause(outcome.reason) : '';
+  const because = (words: string) =>
+    why ? trans.__('%1: %2', words, why) : words;
+  switch (outcome.status) {
+    case 'finished':
+      return trans.__('ran to its end');
+    case 'shortened':
+      return trans.__(
+        'ran to its end with its long loops cut short (a quick step)'
+      );
+    case 'skipped':
+      return because(trans.__('skipped'));
+    case 'not_reached':
+      return because(trans.__('not reached'));
+    case 'blocked':
+      return because(trans.__('blocked by the sandbox'));
+    case 'timed_out':
+      return because(trans.__('timed out'));
+    case 'out_of_memory':
+      return because(trans.__('ran out of memory'));
+    case 'unavailable':
+      return because(trans.__('not run'));
+    case 'crashed': {
+      let text = trans.__('crashed: %1', claimCause(trans, outcome));
+      if (outcome.without_edit === true) {
+        text = trans.__('%1; it crashes with or without this edit', text);
+      } else if (!isObserved(outcome)) {
+        text = trans.__(
+          '%1; the crash may depend on a loop cut short in the trial',
+          text
+        );
+      }
+      return text;
+    }
+  }
+}
+
+/** A cell that reads names the origin no longer binds (hidden state), with code marks. */
+export function unboundText(
+  trans: TranslationBundle,
+  names: readonly string[],
+  originNumber: number | null
+): string {
+  const list = names.map(n => `\`${n}\``).join(', ');
+  return originNumber === null
+    ? trans.__(
+        "reads %1, which the edited cell no longer defines: it runs only on the kernel's old value and fails from the top",
+        list
+      )
+    : trans.__(
+        "reads %1, which cell %2 no longer defines: it runs only on the kernel's old value and fails from the top",
+        list,
+        originNumber
+      );
+}
 
 /** What the chain's views read of the notebook, and going to a cell. */
 export interface IChainViewProps {

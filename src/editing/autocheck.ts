@@ -13,7 +13,7 @@ import type { KernelActivity } from './kernel';
 import type { CellChecks } from '../badge/model';
 import { Debouncer } from './schedule';
 import type { CraneSettings } from '../settings/model';
-import { requestPlan } from '../badge/verdict';
+import { requestPlan } from '../settings/plan';
 
 /**
  * How long a cell's text must stay unchanged before its full check (the trial run, the model) starts

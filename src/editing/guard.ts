@@ -3,7 +3,7 @@ import type { Cell } from '@jupyterlab/cells';
 import type { TranslationBundle } from '@jupyterlab/translation';
 
 import { describeText } from '../badge/widget';
-import { describeCell } from '../badge/levels';
+import { describeCell } from '../badge/words';
 import { asksBeforeRun, cellView } from '../badge/verdict';
 import type { NotebookWatcher } from './watcher';
 

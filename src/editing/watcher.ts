@@ -1,9 +1,10 @@
 /**
- * Crash checking of notebooks: the requests, and the notebook's cells coming and going. When the
- * active cell is checked by itself (`autocheck.ts`), what the user's runs mean for the warnings
- * (`runs.ts`), the cells below a checked cell (`chain.ts`), the kernel's activity (`kernel.ts`) and
- * the badges (`badges.ts`) are layers of their own; this module connects them to the verdict state
- * (`model.ts`) and the session statistics (`stats.ts`).
+ * Crash checking of notebooks: one `NotebookWatcher` per notebook, which puts its layers together and
+ * follows its cells coming and going. The requests are `check.ts`; when the active cell is checked by
+ * itself is `autocheck.ts`; what the user's runs mean for the warnings is `runs.ts`; the kernel's
+ * activity is `kernel.ts`; the cells below a checked cell are the chain (`below/layer.ts`) and the
+ * badges are `badge/layer.ts`. This module connects them to the verdict state (`badge/model.ts`) and
+ * the session figures (`stats.ts`).
  */
 import type { Cell, ICellModel } from '@jupyterlab/cells';
 import { CodeCell } from '@jupyterlab/cells';
@@ -21,29 +22,22 @@ import type { ISignal } from '@lumino/signaling';
 import { Signal } from '@lumino/signaling';
 import type { Widget } from '@lumino/widgets';
 
-import type {
-  IAnalyzeRequest,
-  IAnalyzeResult,
-  IFix,
-  IStatusReply
-} from '../contract/api';
-import { AutoCheck, fullAdds, SETTLE_MS } from './autocheck';
-import { BadgeLayer } from '../badge/layer';
-import { ChainLayer } from '../below/layer';
-import { KernelActivity } from './kernel';
-import { assess } from '../badge/levels';
-import { CellChecks } from '../badge/model';
-import { CraneRequestError, requestAPI } from '../contract/request';
-import { RunOutcomes } from './runs';
-import { Generations } from './schedule';
-import type { CraneSettings } from '../settings/model';
-import { SessionStats } from './stats';
+import type { IFix } from '../contract/api';
 import type {
   ICellChecks,
   ICheckRecord,
   ICraneVerdicts
 } from '../contract/tokens';
-import { isWarning, offeredFix, requestPlan } from '../badge/verdict';
+import { BadgeLayer } from '../badge/layer';
+import { CellChecks } from '../badge/model';
+import { offeredFix } from '../badge/verdict';
+import { ChainLayer } from '../below/layer';
+import type { CraneSettings } from '../settings/model';
+import { AutoCheck } from './autocheck';
+import { CellChecker } from './check';
+import { KernelActivity } from './kernel';
+import { RunOutcomes } from './runs';
+import { SessionStats } from './stats';
 
 /** Class on the notebook node while the crash guard is on; the guarded Shift-Enter binds to it. */
 export const GUARDED_CLASS = 'jp-Crane-guarded';
@@ -134,6 +128,20 @@ export class NotebookWatcher implements IDisposable {
         this.stats.warned(cellId, source, observed ? 'observed' : 'predicted')
     });
     this._chain.changed.connect(this._onChainChanged, this);
+    this._checker = new CellChecker({
+      panel,
+      checks: this.checks,
+      stats: this.stats,
+      chain: this._chain,
+      settings: _options.settings,
+      trans: _options.trans,
+      lastEdit: () => this._auto.lastEdit,
+      restored: cellId => {
+        if (this.activeCodeCell?.model.id === cellId) {
+          this._auto.schedule();
+        }
+      }
+    });
     this._kernel.reset.connect(this._onKernelReset, this);
     notebook.modelChanged.connect(this._onModelChanged, this);
     this._onModelChanged(notebook);
@@ -223,100 +231,7 @@ export class NotebookWatcher implements IDisposable {
     tier: 'checks' | 'full' = 'full',
     chain = true
   ): Promise<void> {
-    if (this._isDisposed || cell.model.type !== 'code') {
-      return;
-    }
-    const settings = this._options.settings;
-    const cellId = cell.model.id;
-    const source = cell.model.sharedModel.getSource();
-    const kernel = this.panel.sessionContext.session?.kernel;
-    const plan = requestPlan(
-      settings.current,
-      settings.explicit,
-      settings.server,
-      trial
-    );
-    const base = {
-      cellId,
-      source,
-      epoch: this.checks.epoch,
-      startedAt: Date.now(),
-      sent: plan.settings,
-      tier
-    };
-    if (!kernel) {
-      this.checks.set({
-        ...base,
-        phase: 'failed',
-        error: this._options.trans.__('The notebook has no kernel.')
-      });
-      return;
-    }
-    const generation = this._generations.next(cellId);
-    const previous = this.checks.get(cellId);
-    this.checks.begin({ ...base, phase: 'checking' }, this._pendingWhat(cell));
-    // The cells below go with the full tier when a trial runs (the chain, chain.ts).
-    const below =
-      chain && tier === 'full'
-        ? this._chain.request(cell, plan.settings.trial)
-        : null;
-    const body: IAnalyzeRequest = {
-      kernel_id: kernel.id,
-      source,
-      cell_id: cellId,
-      settings: plan.settings,
-      ...(typing ? { typing: true } : {}),
-      ...(tier === 'checks' ? { tier } : {}),
-      ...(below?.fields ?? {})
-    };
-    const token = below
-      ? this._chain.begin(cellId, source, base.epoch, below)
-      : 0;
-    let answered: IAnalyzeResult | null = null;
-    try {
-      const answer = await requestAPI<IAnalyzeResult | IStatusReply>(
-        'analyze',
-        { method: 'POST', body: JSON.stringify(body) }
-      );
-      if (!this._isCurrent(cellId, generation)) {
-        return;
-      }
-      if (answer.status === 'superseded') {
-        // A newer request for this kernel (maybe another cell) overtook this one.
-        this._restore(cellId, previous);
-        return;
-      }
-      const result = answer as IAnalyzeResult;
-      if (
-        answer.status === 'incomplete' ||
-        (typing &&
-          result.verdict?.source === 'syntax' &&
-          Date.now() - this._auto.lastEdit < SETTLE_MS)
-      ) {
-        // Half-typed code: no verdict, no badge, no new entry in the history (the next pause asks
-        // again); the cell's earlier entries stay. A syntax error is said once the text settled.
-        this.checks.clear(cellId);
-        return;
-      }
-      this._finished({ ...base, phase: 'done', result });
-      answered = result;
-    } catch (error) {
-      if (!this._isCurrent(cellId, generation)) {
-        return;
-      }
-      if (error instanceof CraneRequestError && error.status === 409) {
-        // User code is running: check again once the kernel is idle.
-        this.checks.begin({ ...base, phase: 'busy' }, 'busy');
-        return;
-      }
-      const message =
-        error instanceof Error ? error.message : String(error ?? '');
-      this._finished({ ...base, phase: 'failed', error: message });
-    } finally {
-      if (below) {
-        this._chain.finish(token, answered);
-      }
-    }
+    await this._checker.check(cell, trial, typing, tier, chain);
   }
 
   dispose(): void {
@@ -325,6 +240,7 @@ export class NotebookWatcher implements IDisposable {
     }
     this._isDisposed = true;
     this._auto.dispose();
+    this._checker.dispose();
     this._cells?.changed.disconnect(this._onCellsChanged, this);
     this._chain.dispose();
     this._runs.dispose();
@@ -334,47 +250,6 @@ export class NotebookWatcher implements IDisposable {
     this.checks.dispose();
     this.stats.dispose();
     Signal.clearData(this);
-  }
-
-  private _isCurrent(cellId: string, generation: number): boolean {
-    return !this._isDisposed && this._generations.isCurrent(cellId, generation);
-  }
-
-  private _restore(cellId: string, previous: ICheckRecord | undefined): void {
-    if (previous) {
-      this.checks.set({ ...previous, pending: undefined });
-    } else {
-      this.checks.delete(cellId);
-    }
-    if (this.activeCodeCell?.model.id === cellId) {
-      this._auto.schedule();
-    }
-  }
-
-  /** What a check of `cell` starting now adds to the verdict standing for its text. */
-  private _pendingWhat(cell: Cell): 'recheck' | 'trial' | 'model' {
-    const source = cell.model.sharedModel.getSource();
-    const standing = this.checks.standing(cell.model.id, source);
-    if (standing?.tier !== 'checks' || standing.epoch !== this.checks.epoch) {
-      return 'recheck';
-    }
-    return fullAdds(this._options.settings).trial ? 'trial' : 'model';
-  }
-
-  /** A check finished: store it, count it, and remember a warning until the user acts on it. */
-  private _finished(record: ICheckRecord): void {
-    const shown = this.checks.finish(record);
-    this.stats.checked();
-    const assessment = record.result ? assess(record.result) : null;
-    if (shown && assessment && isWarning(assessment.level)) {
-      this.stats.warned(
-        record.cellId,
-        record.source,
-        assessment.basis === 'trial' || assessment.basis === 'quick'
-          ? 'observed'
-          : 'predicted'
-      );
-    }
   }
 
   private _onRecordChanged(sender: CellChecks, cellId: string): void {
@@ -424,7 +299,7 @@ export class NotebookWatcher implements IDisposable {
   }
 
   private _forget(cellId: string): void {
-    this._generations.drop(cellId);
+    this._checker.forget(cellId);
     this._badges.forget(cellId);
     this.checks.delete(cellId);
     this.stats.deleted(cellId);
@@ -449,11 +324,11 @@ export class NotebookWatcher implements IDisposable {
     this.panel.content.node.classList.toggle(GUARDED_CLASS, settings.guard);
   }
 
-  private _generations = new Generations();
   private _badges: BadgeLayer;
   private _kernel: KernelActivity;
   private _runs: RunOutcomes;
   private _chain: ChainLayer;
+  private _checker: CellChecker;
   private _auto: AutoCheck;
   private _cells: CellList | null = null;
   private _isDisposed = false;

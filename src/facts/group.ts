@@ -11,6 +11,17 @@ import type {
   JSONValue
 } from '../contract/probe';
 import { runtimeOf } from '../contract/probe';
+import type { ITarget } from './naming';
+import {
+  labelOf,
+  names,
+  namesEntry,
+  normalize,
+  score,
+  valueTokens,
+  withoutLines
+} from './naming';
+import { factValue } from './values';
 
 /** Why an entry has no facts of its own. */
 export type EntryFlag = 'missing' | 'undefined' | 'error';
@@ -42,69 +53,6 @@ export interface IObjectFacts {
   involved: boolean;
 }
 
-/** A value as Python prints it (the cell's language): 'Age' quoted, None, nested lists. */
-function pythonic(value: JSONValue): string {
-  if (value === null) {
-    return 'None';
-  }
-  if (typeof value === 'string') {
-    return `'${value}'`;
-  }
-  if (Array.isArray(value)) {
-    return `[${value.map(pythonic).join(', ')}]`;
-  }
-  if (typeof value === 'object') {
-    return Object.entries(value)
-      .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : pythonic(v)}`)
-      .join(', ');
-  }
-  return String(value);
-}
-
-/** Kinds of 1-D data (the probe's vocabulary) in words. */
-const KIND_WORDS: { [kind: string]: string } = {
-  'few-valued': 'few distinct values',
-  'many-valued': 'many distinct values',
-  'all-nan': 'all NaN'
-};
-
-/**
- * A fact's value in words, bounded; null when it says nothing worth a line: an empty list or mapping,
- * a list of Nones (`index_names: [None]`, an unnamed index). Empty NaN counts say "no NaN"; dtype
- * counts read "1 int64, 1 str column".
- */
-export function factValue(
-  key: string,
-  value: JSONValue,
-  max = 80
-): string | null {
-  const bound = (text: string) =>
-    text.length > max ? text.slice(0, max - 1) + '…' : text;
-  if (typeof value === 'string') {
-    return bound(key === 'kind' ? (KIND_WORDS[value] ?? value) : value);
-  }
-  if (Array.isArray(value)) {
-    return value.every(v => v === null) ? null : bound(pythonic(value));
-  }
-  if (value === null || typeof value !== 'object') {
-    return bound(pythonic(value));
-  }
-  const entries = Object.entries(value);
-  if (key === 'nan_columns' && !entries.length) {
-    return 'no NaN';
-  }
-  if (!entries.length) {
-    return null;
-  }
-  if (key === 'dtypes' && entries.every(([, n]) => typeof n === 'number')) {
-    // "1 int64, 2 str columns": the noun agrees with the last count, as a person says it.
-    const last = entries[entries.length - 1][1] as number;
-    const counts = entries.map(([dtype, n]) => `${n} ${dtype}`).join(', ');
-    return bound(`${counts} ${last === 1 ? 'column' : 'columns'}`);
-  }
-  return bound(pythonic(value));
-}
-
 /**
  * The texts that decided a verdict, in which decisive facts are named: a check's evidence (the
  * facts it used), an observed crash's message and frames, or the model's reasoning.
@@ -131,151 +79,6 @@ export function decidingTexts(result: IAnalyzeResult | undefined): string[] {
     case 'llm':
       return [verdict.reasoning];
   }
-}
-
-/** One spelling for matching: quotes unified, code marks and extra spaces dropped. */
-export function normalize(text: string): string {
-  return text.replace(/"/g, "'").replace(/`/g, '').replace(/\s+/g, ' ');
-}
-
-const IDENT = /[A-Za-z0-9_]/;
-
-/**
- * Whether `text` names `token` as a whole: `df` in "df['Age'] is missing" and in "df.columns",
- * not in "pdf" nor in "df2". An expression preceded by a dot is an attribute of something else.
- */
-export function names(text: string, token: string, isExpr = true): boolean {
-  if (!token) {
-    return false;
-  }
-  let from = 0;
-  for (;;) {
-    const at = text.indexOf(token, from);
-    if (at < 0) {
-      return false;
-    }
-    const before = at > 0 ? text[at - 1] : ' ';
-    const after = text[at + token.length] ?? ' ';
-    const startsWord = IDENT.test(token[0]);
-    const endsWord = IDENT.test(token[token.length - 1]);
-    const okBefore =
-      !startsWord || (!IDENT.test(before) && !(isExpr && before === '.'));
-    const okAfter = !endsWord || !IDENT.test(after);
-    if (okBefore && okAfter) {
-      return true;
-    }
-    from = at + 1;
-  }
-}
-
-/** Spellings specific enough to identify a fact when a text quotes its value: numbers, short words,
- * and a shape as Python prints it (`[null, 4]` is "(None, 4)"). */
-function quotable(value: JSONValue): string[] {
-  if (typeof value === 'number') {
-    return [String(value)];
-  }
-  if (typeof value === 'string' && value.length >= 2 && value.length <= 40) {
-    return [value];
-  }
-  if (
-    Array.isArray(value) &&
-    value.length > 0 &&
-    value.length <= 8 &&
-    value.every(v => v === null || typeof v === 'number')
-  ) {
-    const items = value.map(v => (v === null ? 'None' : String(v)));
-    return [`(${items.join(', ')}${items.length === 1 ? ',' : ''})`];
-  }
-  return [];
-}
-
-/** The numbers and words inside a value, for a message that compares parts of it: the 5 of a shape
- * `[120, 5]` in "found shape=(None, 5)". 0 and 1 are left out: every message has them (axis 1,
- * input 0), so they identify nothing. */
-function valueTokens(
-  value: JSONValue,
-  out: Set<string> = new Set()
-): Set<string> {
-  if (out.size >= 50) {
-    return out;
-  }
-  if (typeof value === 'number') {
-    if (Math.abs(value) >= 2) {
-      out.add(String(value));
-    }
-  } else if (typeof value === 'string') {
-    if (value.length >= 2 && value.length <= 40) {
-      out.add(value);
-    }
-  } else if (Array.isArray(value)) {
-    value.forEach(v => valueTokens(v, out));
-  } else if (value !== null && typeof value === 'object') {
-    Object.keys(value).forEach(k => valueTokens(k, out));
-  }
-  return out;
-}
-
-/** A text without its line references ("(line 3)"): a line number is a position, not a fact, and
- * would match any fact whose value happens to be that number. */
-function withoutLines(text: string): string {
-  return text.replace(/\(?\blines? \d+(?:\s*(?:-|–|and|to)\s*\d+)?\)?/g, ' ');
-}
-
-/** An entry as the deciding texts may name it. */
-interface ITarget {
-  expr: string;
-  /** `Agee` of `df['Agee']` (and of `df.Agee`): texts often name a column or key alone. */
-  label: string | null;
-  /** The expression of the entry this one is a column/layer/key of. */
-  parent: string | null;
-  /** Missing, undefined or unread: its name alone says what matters. */
-  flagged: boolean;
-}
-
-function labelOf(expr: string, flagged: boolean): string | null {
-  const subscript = expr.match(/\[(['"])(.+?)\1\]$/);
-  if (subscript) {
-    return subscript[2];
-  }
-  const attribute = expr.match(/\.([A-Za-z_]\w*)$/);
-  return flagged && attribute ? attribute[1] : null;
-}
-
-function namesEntry(text: string, target: ITarget): boolean {
-  if (names(text, normalize(target.expr))) {
-    return true;
-  }
-  if (!target.label || !names(text, target.label, false)) {
-    return false;
-  }
-  // A label on its own names an entry the kernel lacks; any other only beside its owner.
-  return (
-    target.flagged ||
-    (target.parent !== null && names(text, normalize(target.parent)))
-  );
-}
-
-/**
- * How precisely `text` names a fact: 3 for an entry the kernel lacks (named at all), 2 when it names
- * the entry, the key and the value, 1 the entry and the key or the value, 0 not at all.
- */
-function score(
-  text: string,
-  target: ITarget,
-  key: string | null,
-  value: JSONValue | null
-): number {
-  if (!namesEntry(text, target)) {
-    return 0;
-  }
-  if (key === null) {
-    return 3;
-  }
-  const byKey = names(text, key, false);
-  const byValue =
-    value !== null &&
-    quotable(value).some(q => names(text, normalize(q), false));
-  return byKey && byValue ? 2 : byKey || byValue ? 1 : 0;
 }
 
 /** A row before the deciding texts are weighed. */
@@ -486,26 +289,6 @@ export function factsByObject(
   return decisiveFirst(groups);
 }
 
-/** Types a reader knows by another name. */
-const TYPE_WORDS: { [type: string]: string } = {
-  'numpy.ndarray': 'NumPy array',
-  'pandas.DataFrame': 'pandas DataFrame',
-  'pandas.Series': 'pandas Series'
-};
-
-/**
- * A type in a few words: "NumPy array", "sklearn RandomForestClassifier" for
- * `sklearn.ensemble._forest.RandomForestClassifier` (the library and the class; the module path
- * between them says nothing to a reader and makes the header too long for the panel).
- */
-export function typeWords(type: string): string {
-  if (TYPE_WORDS[type]) {
-    return TYPE_WORDS[type];
-  }
-  const parts = type.split('.');
-  return parts.length > 1 ? `${parts[0]} ${parts[parts.length - 1]}` : type;
-}
-
 /** The decisive rows of all groups, in display order. */
 export function decisiveRows(groups: readonly IObjectFacts[]): IFactRow[] {
   return ([] as IFactRow[]).concat(
@@ -523,35 +306,6 @@ export function factsOf(result: IAnalyzeResult | undefined): IObjectFacts[] {
         crashText(result)
       )
     : [];
-}
-
-/**
- * The close matches the probe found for what `cause` names and the kernel lacks: `['Age']` for
- * "KeyError: 'Agee'" when `df['Agee']` is missing and `Age` is a column. The probe puts them in a
- * `close` fact; they belong in the cause ("Did you mean 'Age'?"), where the user reads.
- */
-export function closeMatches(
-  result: IAnalyzeResult | undefined,
-  cause: string
-): string[] {
-  const runtime = runtimeOf(result);
-  const text = normalize(cause);
-  const found: string[] = [];
-  const visit = (entry: IRuntimeEntry, parent: string | null): void => {
-    const close = entry.facts?.find(f => f.key === 'close')?.value;
-    const target: ITarget = {
-      expr: entry.expr,
-      label: labelOf(normalize(entry.expr), true),
-      parent,
-      flagged: true
-    };
-    if (entry.missing && Array.isArray(close) && namesEntry(text, target)) {
-      found.push(...close.filter((c): c is string => typeof c === 'string'));
-    }
-    (entry.children ?? []).forEach(child => visit(child, entry.expr));
-  };
-  (runtime?.objects ?? []).forEach(entry => visit(entry, null));
-  return [...new Set(found)].slice(0, 3);
 }
 
 /** Stable partition: decisive items first. */

@@ -6,7 +6,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import React from 'react';
 
 import type { IFactRow, IObjectFacts } from './group';
-import { typeWords } from './group';
+import { typeWords } from './values';
 
 /** One fact: the expression when it is not the object's own, and its value or what is wrong with it;
  * dimmed when the settings kept it from the model. */

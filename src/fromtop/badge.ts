@@ -5,7 +5,9 @@
  * level and icon, style/base.css) and sits under the cell's input, beside the cell's own badge.
  */
 import type { Cell } from '@jupyterlab/cells';
+import type { Notebook } from '@jupyterlab/notebook';
 import type { TranslationBundle } from '@jupyterlab/translation';
+import type { IDisposable } from '@lumino/disposable';
 import type { PanelLayout } from '@lumino/widgets';
 import { Widget } from '@lumino/widgets';
 
@@ -72,4 +74,86 @@ export class TopBadge extends Widget {
 
   private _label: HTMLElement;
   private _cause: HTMLElement;
+}
+
+/**
+ * The badge of the first crash in one notebook: on the crash's cell while there is a crash to show,
+ * placed under its input once the cell has rendered (windowed notebooks render cells late), and gone
+ * with the cell (a cell replaced in place keeps its id: the badge comes back on the new one).
+ */
+export class FirstCrashBadge implements IDisposable {
+  constructor(
+    private readonly _notebook: Notebook,
+    private readonly _trans: TranslationBundle,
+    private readonly _openSidebar: () => void
+  ) {}
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /** Show `crash` on its cell (null: no badge); `kernelHasIt` as `TopBadge.render` takes it. */
+  show(crash: INotebookCell | null, kernelHasIt: boolean): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._crash = crash;
+    this._kernelHasIt = kernelHasIt;
+    const cell = crash?.cell_id
+      ? this._notebook.widgets.find(w => w.model.id === crash.cell_id)
+      : undefined;
+    if (!crash || !cell) {
+      this._badge?.dispose();
+      this._badge = null;
+      return;
+    }
+    if (this._badge && this._badgeCell !== cell) {
+      this._badge.dispose();
+      this._badge = null;
+    }
+    if (!this._badge) {
+      this._badge = this._attach(cell);
+    }
+    this._badge.render(crash, kernelHasIt);
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this._badge?.dispose();
+    this._badge = null;
+  }
+
+  /** A badge placed under `cell`'s input once the cell has rendered (windowed notebooks). */
+  private _attach(cell: Cell): TopBadge {
+    const badge = new TopBadge(this._trans, this._openSidebar);
+    this._badgeCell = cell;
+    const onDisposed = () => {
+      badge.dispose();
+      if (this._badge === badge) {
+        this._badge = null;
+        this.show(this._crash, this._kernelHasIt); // a cell replaced in place keeps its id
+      }
+    };
+    cell.disposed.connect(onDisposed);
+    badge.disposed.connect(() => cell.disposed.disconnect(onDisposed));
+    cell.ready
+      .then(() => {
+        if (!badge.isDisposed && !cell.isDisposed) {
+          badge.placeIn(cell);
+        }
+      })
+      .catch(reason =>
+        console.error('crane: cannot place the from-the-top badge', reason)
+      );
+    return badge;
+  }
+
+  private _badge: TopBadge | null = null;
+  private _badgeCell: Cell | null = null;
+  private _crash: INotebookCell | null = null;
+  private _kernelHasIt = true;
+  private _isDisposed = false;
 }

@@ -1,28 +1,30 @@
 /**
- * From the top (issue 37), one notebook's runs: starting one (`POST /crane/notebook`), following it
+ * From the top, one notebook's runs: starting one (`POST /crane/notebook`), following it
  * (`GET /crane/notebook/{id}` every `POLL_MS` while it runs), cancelling it (`DELETE`), the result kept
  * with the notebook while its code cells are the ones that ran, and the badge on the first crash.
- * The words are in `fromtop.ts`, the panel section and the toolbar button in `topview.tsx`.
+ * What is sent is `request.ts`, the words `words.ts`, the panel section and the toolbar button
+ * `view.tsx`; `extension.ts` gives every notebook its runs.
  */
 import type { ISessionContext } from '@jupyterlab/apputils';
-import type { Cell } from '@jupyterlab/cells';
-import type { DocumentRegistry } from '@jupyterlab/docregistry';
-import type {
-  INotebookModel,
-  Notebook,
-  NotebookPanel
-} from '@jupyterlab/notebook';
+import type { INotebookModel, Notebook } from '@jupyterlab/notebook';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IDisposable } from '@lumino/disposable';
 import type { ISignal } from '@lumino/signaling';
 import { Signal } from '@lumino/signaling';
-import type { Widget } from '@lumino/widgets';
 
 import type { INotebookRun } from '../contract/api';
-import type { ICellText, ISentCell } from './words';
-import { codeCells, hasEnded, sameCells, topRequest } from './words';
 import { CraneRequestError, requestAPI } from '../contract/request';
-import { TopBadge } from './badge';
+import { FirstCrashBadge } from './badge';
+import type { ISentCell } from './request';
+import {
+  cellTexts,
+  codeCells,
+  hasEnded,
+  pendingRun,
+  sameCells,
+  topRequest
+} from './request';
+import { followError, startError } from './words';
 
 /** Pause between two reads of a running run: its progress bar moves at this pace. */
 export const POLL_MS = 300;
@@ -56,6 +58,11 @@ export interface INotebookTopOptions {
 export class NotebookTop implements IDisposable {
   constructor(private readonly _options: INotebookTopOptions) {
     this._request = _options.request ?? requestAPI;
+    this._badge = new FirstCrashBadge(
+      _options.notebook,
+      _options.trans,
+      _options.openSidebar
+    );
     _options.notebook.modelChanged.connect(this._onModelChanged, this);
     this._onModelChanged();
     _options.session.statusChanged.connect(this._onKernelStatus, this);
@@ -149,7 +156,9 @@ export class NotebookTop implements IDisposable {
     const trans = this._options.trans;
     const why = this.unavailable;
     const kernelId = this._kernelId();
-    const plan = why ?? topRequest(trans, kernelId ?? '', this._cells());
+    const plan =
+      why ??
+      topRequest(trans, kernelId ?? '', cellTexts(this._options.notebook));
     const generation = ++this._generation;
     this._stale = false;
     this._kernelHasIt = true;
@@ -233,8 +242,7 @@ export class NotebookTop implements IDisposable {
     this._model?.contentChanged.disconnect(this._onContentChanged, this);
     this._options.session.statusChanged.disconnect(this._onKernelStatus, this);
     this._options.session.kernelChanged.disconnect(this._onKernelChanged, this);
-    this._badge?.dispose();
-    this._badge = null;
+    this._badge.dispose();
     Signal.clearData(this);
   }
 
@@ -266,18 +274,11 @@ export class NotebookTop implements IDisposable {
         const gone =
           reason instanceof CraneRequestError && reason.status === 404;
         if (gone || ++failures >= MAX_FAILURES) {
-          const message = gone
-            ? trans.__(
-                'the server no longer knows this run (it restarted, or the run is too old)'
-              )
-            : reason instanceof Error
-              ? reason.message
-              : String(reason);
           this._run = {
             ...(this._run ?? pendingRun(id, '', this._sent.length)),
             state: 'error',
             running: null,
-            message
+            message: followError(trans, reason)
           };
           this._update();
           return;
@@ -301,22 +302,6 @@ export class NotebookTop implements IDisposable {
     return this._options.session.session?.kernel?.id ?? null;
   }
 
-  private _cells(): ICellText[] {
-    const cells = this._options.notebook.model?.cells;
-    const out: ICellText[] = [];
-    if (cells) {
-      for (let i = 0; i < cells.length; i++) {
-        const m = cells.get(i);
-        out.push({
-          id: m.id,
-          type: m.type,
-          source: m.sharedModel.getSource()
-        });
-      }
-    }
-    return out;
-  }
-
   private _onModelChanged(): void {
     this._model?.contentChanged.disconnect(this._onContentChanged, this);
     this._model = this._options.notebook.model;
@@ -338,7 +323,7 @@ export class NotebookTop implements IDisposable {
     if (this._isDisposed || this._stale || !this._sent.length) {
       return;
     }
-    if (!sameCells(this._sent, codeCells(this._cells()))) {
+    if (!sameCells(this._sent, codeCells(cellTexts(this._options.notebook)))) {
       this._stale = true;
       this._update();
     }
@@ -384,49 +369,8 @@ export class NotebookTop implements IDisposable {
   /** The badge on the first crash, while the result is current; none otherwise. */
   private _renderBadge(): void {
     const run = this._run;
-    const crash =
-      run && run.state === 'done' && !this._stale ? run.first_crash : null;
-    const cell = crash?.cell_id
-      ? this._options.notebook.widgets.find(w => w.model.id === crash.cell_id)
-      : undefined;
-    if (!crash || !cell) {
-      this._badge?.dispose();
-      this._badge = null;
-      return;
-    }
-    if (this._badge && this._badgeCell !== cell) {
-      this._badge.dispose();
-      this._badge = null;
-    }
-    if (!this._badge) {
-      this._badge = this._attach(cell);
-    }
-    this._badge.render(crash, this._kernelHasIt);
-  }
-
-  /** A badge placed under `cell`'s input once the cell has rendered (windowed notebooks). */
-  private _attach(cell: Cell): TopBadge {
-    const badge = new TopBadge(this._options.trans, this._options.openSidebar);
-    this._badgeCell = cell;
-    const onDisposed = (sender: Widget) => {
-      badge.dispose();
-      if (this._badge === badge) {
-        this._badge = null;
-        this._renderBadge(); // a cell replaced in place keeps its id
-      }
-    };
-    cell.disposed.connect(onDisposed);
-    badge.disposed.connect(() => cell.disposed.disconnect(onDisposed));
-    cell.ready
-      .then(() => {
-        if (!badge.isDisposed && !cell.isDisposed) {
-          badge.placeIn(cell);
-        }
-      })
-      .catch(reason =>
-        console.error('crane: cannot place the from-the-top badge', reason)
-      );
-    return badge;
+    const current = run && run.state === 'done' && !this._stale;
+    this._badge.show(current ? run.first_crash : null, this._kernelHasIt);
   }
 
   private _request: RequestFn;
@@ -441,109 +385,7 @@ export class NotebookTop implements IDisposable {
   private _generation = 0;
   private _model: INotebookModel | null = null;
   private _compareTimer: ReturnType<typeof setTimeout> | undefined;
-  private _badge: TopBadge | null = null;
-  private _badgeCell: Cell | null = null;
+  private _badge: FirstCrashBadge;
   private _changed = new Signal<this, void>(this);
   private _isDisposed = false;
-}
-
-/** A run the server took and has not described yet. */
-function pendingRun(id: string, kernelId: string, total: number): INotebookRun {
-  return {
-    id,
-    kernel_id: kernelId,
-    state: 'running',
-    done: 0,
-    total,
-    running: null,
-    elapsed_ms: 0,
-    cells: [],
-    first_crash: null,
-    first_crash_index: null,
-    message: null
-  };
-}
-
-/** Why the server did not take a run, in words. */
-export function startError(trans: TranslationBundle, reason: unknown): string {
-  if (reason instanceof CraneRequestError) {
-    if (reason.status === 409) {
-      return trans.__(
-        'A run from the top is already in progress for this kernel (from another notebook or tab): %1',
-        reason.message
-      );
-    }
-    if (reason.status === 404) {
-      return trans.__(
-        'The server does not know this notebook’s kernel: %1',
-        reason.message
-      );
-    }
-    return trans.__('The run from the top could not start: %1', reason.message);
-  }
-  return trans.__(
-    'The run from the top could not start: %1',
-    reason instanceof Error ? reason.message : String(reason)
-  );
-}
-
-/** What every notebook's runs share. */
-export interface ITopRunsOptions {
-  trans: TranslationBundle;
-  openSidebar: () => void;
-  unavailable?: () => string | null;
-  /** Adds the toolbar button of a notebook (index.ts; null: none). */
-  toolbarItem?: (top: NotebookTop) => Widget | null;
-}
-
-/**
- * Adds runs from the top to every notebook: one `NotebookTop` per panel, through
- * `docRegistry.addWidgetExtension('Notebook', ...)`, and its button in the notebook's toolbar.
- */
-export class TopRuns implements DocumentRegistry.IWidgetExtension<
-  NotebookPanel,
-  INotebookModel
-> {
-  constructor(private readonly _options: ITopRunsOptions) {}
-
-  /** Emits the notebook's runs whose state changed (the commands' enabled state follows). */
-  get changed(): ISignal<this, NotebookTop> {
-    return this._changed;
-  }
-
-  createNew(panel: NotebookPanel): IDisposable {
-    const top = new NotebookTop({
-      notebook: panel.content,
-      session: panel.sessionContext,
-      trans: this._options.trans,
-      openSidebar: this._options.openSidebar,
-      unavailable: this._options.unavailable
-    });
-    this._tops.set(panel, top);
-    top.changed.connect(this._onChanged, this);
-    const item = this._options.toolbarItem?.(top) ?? null;
-    if (item) {
-      const name = 'crane-from-top';
-      if (!panel.toolbar.insertAfter('cellType', name, item)) {
-        panel.toolbar.addItem(name, item);
-      }
-    }
-    panel.disposed.connect(() => {
-      this._tops.delete(panel);
-      item?.dispose();
-    });
-    return top;
-  }
-
-  /** The runs of a panel. */
-  forPanel(panel: NotebookPanel | null): NotebookTop | undefined {
-    return panel ? this._tops.get(panel) : undefined;
-  }
-
-  private _onChanged(top: NotebookTop): void {
-    this._changed.emit(top);
-  }
-
-  private _tops = new WeakMap<NotebookPanel, NotebookTop>();
-  private _changed = new Signal<this, NotebookTop>(this);
 }

@@ -11,7 +11,7 @@ import {
 import React from 'react';
 
 import type { INotebookCell, INotebookRun } from '../contract/api';
-import { formatDuration } from '../panel/diagnosis';
+import { formatDuration } from '../badge/words';
 import { cellWords, progressText, summaryText } from './words';
 import { craneIcon, observedIcon } from '../badge/icons';
 import type { NotebookTop } from './run';

@@ -1,113 +1,15 @@
 /**
- * From the top (issue 37): will this notebook run in a fresh kernel? The notebook's code cells, in
- * order, run in a fresh sandboxed worker of the kernel's Python (`POST /crane/notebook`), none of the
- * kernel's state. This module holds what needs no widget: the request, the words for a run and for
- * each cell's outcome, and whether a result still describes the notebook's cells (`sameCells`).
- * The run's lifecycle is in `toprun.ts`, its panel section in `topview.tsx`.
+ * From the top: will this notebook run in a fresh kernel? The notebook's code cells, in order, run in
+ * a fresh sandboxed worker of the kernel's Python (`POST /crane/notebook`), none of the kernel's
+ * state. This module holds the words: a run's summary and progress, each cell's outcome, the badge
+ * of the first crash, why a run could not start. What is sent is `request.ts`, the run's lifecycle
+ * `run.ts`, its panel section and toolbar button `view.tsx`.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 
-import type {
-  INotebookCell,
-  INotebookRequest,
-  INotebookRun
-} from '../contract/api';
-
-/** The most code cells a run takes, the most characters of one cell and of all (api.py). */
-export const MAX_CELLS = 1000;
-export const MAX_CELL_CHARS = 1_000_000;
-export const MAX_CHARS = 4 * MAX_CELL_CHARS;
-/** The longest cell id the server takes (api.py); a longer one is sent as null (outcomes keep order). */
-const MAX_ID = 200;
-
-/** A notebook cell as the run reads it. */
-export interface ICellText {
-  id: string;
-  type: string;
-  source: string;
-}
-
-/** A code cell sent in a run: its id here and its text then. */
-export interface ISentCell {
-  cellId: string;
-  source: string;
-}
-
-/** A run's request, and what it sent (to tell later whether the cells changed). */
-export interface ITopPlan {
-  request: INotebookRequest;
-  sent: ISentCell[];
-}
-
-/** The code cells of a notebook, in order. */
-export function codeCells(cells: readonly ICellText[]): ISentCell[] {
-  return cells
-    .filter(c => c.type === 'code')
-    .map(c => ({ cellId: c.id, source: c.source }));
-}
-
-/**
- * The request of a run of these cells on `kernelId`: the code cells, in order, with the ids the
- * model has. A string says why none can be sent (too many cells, too much text).
- */
-export function topRequest(
-  trans: TranslationBundle,
-  kernelId: string,
-  cells: readonly ICellText[],
-  settings?: INotebookRequest['settings']
-): ITopPlan | string {
-  const sent = codeCells(cells);
-  if (!sent.length) {
-    return trans.__('The notebook has no code cells.');
-  }
-  if (sent.length > MAX_CELLS) {
-    return trans.__(
-      'The notebook has %1 code cells; a run from the top takes at most %2.',
-      sent.length,
-      MAX_CELLS
-    );
-  }
-  const chars = sent.reduce((n, c) => n + c.source.length, 0);
-  if (chars > MAX_CHARS || sent.some(c => c.source.length > MAX_CELL_CHARS)) {
-    return trans.__(
-      'The notebook holds too much code for a run from the top (at most %1 characters in all, %2 in a cell).',
-      MAX_CHARS,
-      MAX_CELL_CHARS
-    );
-  }
-  const request: INotebookRequest = {
-    kernel_id: kernelId,
-    cells: sent.map(c => ({
-      cell_id: c.cellId.length <= MAX_ID ? c.cellId : null,
-      source: c.source
-    }))
-  };
-  if (settings) {
-    request.settings = settings;
-  }
-  return { request, sent };
-}
-
-/**
- * Whether the notebook's code cells are those a run was sent: the same cells, in the same order,
- * with the same text. Markdown and raw cells do not run, so they may come and go.
- */
-export function sameCells(
-  sent: readonly ISentCell[],
-  now: readonly ISentCell[]
-): boolean {
-  return (
-    sent.length === now.length &&
-    sent.every(
-      (c, i) => c.cellId === now[i].cellId && c.source === now[i].source
-    )
-  );
-}
-
-/** Whether a run has ended (a terminal state). */
-export function hasEnded(run: Pick<INotebookRun, 'state'>): boolean {
-  return run.state !== 'running';
-}
+import type { INotebookCell, INotebookRun } from '../contract/api';
+import { CraneRequestError } from '../contract/request';
+import type { ISentCell } from './request';
 
 /** Whether a cell's outcome is a crash the run claims (observed, not after a cut loop above). */
 export function isClaimedCrash(cell: INotebookCell): boolean {
@@ -323,4 +225,37 @@ export function badgeWords(
     label: trans.__('Fails from the top'),
     cause: cellWords(trans, crash, kernelHasIt).detail
   };
+}
+
+/** Why a run could no longer be followed: the server forgot it (a 404), or reading it failed. */
+export function followError(trans: TranslationBundle, reason: unknown): string {
+  if (reason instanceof CraneRequestError && reason.status === 404) {
+    return trans.__(
+      'the server no longer knows this run (it restarted, or the run is too old)'
+    );
+  }
+  return reason instanceof Error ? reason.message : String(reason);
+}
+
+/** Why the server did not take a run, in words. */
+export function startError(trans: TranslationBundle, reason: unknown): string {
+  if (reason instanceof CraneRequestError) {
+    if (reason.status === 409) {
+      return trans.__(
+        'A run from the top is already in progress for this kernel (from another notebook or tab): %1',
+        reason.message
+      );
+    }
+    if (reason.status === 404) {
+      return trans.__(
+        'The server does not know this notebook’s kernel: %1',
+        reason.message
+      );
+    }
+    return trans.__('The run from the top could not start: %1', reason.message);
+  }
+  return trans.__(
+    'The run from the top could not start: %1',
+    reason instanceof Error ? reason.message : String(reason)
+  );
 }

@@ -7,29 +7,19 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import React from 'react';
 
-import type { IAnalyzeResult, IFix, ITrialWorker } from '../contract/api';
-import { stateIcon } from '../badge/widget';
+import type { IAnalyzeResult, IFix } from '../contract/api';
+import type { ICheckRecord } from '../contract/tokens';
+import { Rich } from '../badge/label';
+import type { IAssessment } from '../badge/levels';
+import { assess, plain } from '../badge/levels';
+import type { ICellView } from '../badge/verdict';
+import { offeredFix } from '../badge/verdict';
+import { causeText, formatDuration, runCause } from '../badge/words';
 import type { IFactRow, IObjectFacts } from '../facts/group';
 import { decisiveRows, factsOf } from '../facts/group';
 import { FactRow, RuntimeFacts } from '../facts/view';
-import type { CellState, IAssessment } from '../badge/levels';
-import {
-  assess,
-  causeText,
-  plain,
-  runCause,
-  stateLabel
-} from '../badge/levels';
-import type { ICheckRecord } from '../contract/tokens';
-import {
-  isInconclusive,
-  loopsText,
-  progressText,
-  trialFallbackText,
-  trialStatusLabel
-} from '../badge/trial';
-import type { ICellView } from '../badge/verdict';
-import { offeredFix } from '../badge/verdict';
+import { Pairs } from './pairs';
+import { TrialSection } from './trial';
 
 /** What the diagnosis needs besides the record. */
 export interface IDiagnosisProps {
@@ -90,58 +80,6 @@ export function FixSection(props: {
       )}
     </div>
   );
-}
-
-/** Text with Markdown code spans shown as code. */
-export function Rich(props: { text: string }): React.ReactElement {
-  const parts = props.text.split(/`([^`]*)`/g);
-  return (
-    <>
-      {parts.map((part, i) =>
-        i % 2 === 1 ? <code key={i}>{part}</code> : part
-      )}
-    </>
-  );
-}
-
-/** A state's name with its icon, in the colours of its level. */
-export function StateLabel(props: {
-  trans: TranslationBundle;
-  state: CellState;
-  record: ICheckRecord | undefined;
-  stale?: boolean;
-}): React.ReactElement {
-  const icon = stateIcon(props.state, props.record);
-  return (
-    <span
-      className={`jp-Crane-level jp-mod-${props.state}${props.stale ? ' jp-mod-stale' : ''}`}
-    >
-      {icon && <icon.react tag="span" className="jp-Crane-level-icon" />}
-      {stateLabel(props.trans, props.state)}
-    </span>
-  );
-}
-
-/** Milliseconds in words: "35 ms", "2.4 s", "3 min 5 s", "1 h 2 min". */
-export function formatDuration(ms: number): string {
-  if (ms <= 0) {
-    return '0 s';
-  }
-  if (ms < 1) {
-    return 'under 1 ms';
-  }
-  if (ms < 1000) {
-    return `${Math.round(ms)} ms`;
-  }
-  const s = ms / 1000;
-  if (s < 60) {
-    return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
-  }
-  const minutes = Math.floor(s / 60);
-  if (minutes < 60) {
-    return `${minutes} min ${Math.round(s - minutes * 60)} s`;
-  }
-  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
 function unique(items: string[]): string[] {
@@ -250,126 +188,6 @@ function Cause(props: {
             </p>
           </details>
         )}
-    </div>
-  );
-}
-
-/** Label and value pairs, one per line, each wrapping as a sentence does (no narrow column). */
-function Pairs(props: {
-  className?: string;
-  rows: [string, React.ReactNode][];
-}): React.ReactElement | null {
-  if (!props.rows.length) {
-    return null;
-  }
-  return (
-    <dl className={`jp-Crane-pairs ${props.className ?? ''}`.trim()}>
-      {props.rows.map(([label, value]) => (
-        <div key={label} className="jp-Crane-pair">
-          <dt>{label}</dt>
-          <dd>{value}</dd>
-        </div>
-      ))}
-    </dl>
-  );
-}
-
-/** Where a worker trial ran: a copy of the cell's inputs in a fresh process, and why not a fork. */
-function workerText(trans: TranslationBundle, worker: ITrialWorker): string {
-  const copied =
-    worker.names !== null && worker.inputs_mb !== null
-      ? trans._n(
-          "a fresh process, on a copy of the cell's input (%1 name, %2 MB)",
-          "a fresh process, on a copy of the cell's inputs (%1 names, %2 MB)",
-          worker.names,
-          worker.inputs_mb.toFixed(1)
-        )
-      : trans.__("a fresh process, on a copy of the cell's inputs");
-  return worker.reason ? `${copied}: ${worker.reason}` : copied;
-}
-
-/**
- * The trial run's outcome: what happened, how long, in which sandbox, and what decided instead. An
- * observed crash's exception and line are the cause above, said once; the frames only when they go
- * through more than the crashing line (a function the cell defines).
- */
-export function TrialSection(props: {
-  trans: TranslationBundle;
-  result: IAnalyzeResult;
-}): React.ReactElement | null {
-  const { trans, result } = props;
-  const trial = result.trial;
-  if (!trial) {
-    return null;
-  }
-  const verdict = result.verdict;
-  const inconclusive = isInconclusive(trial);
-  const rows: [string, React.ReactNode][] = [];
-  if (!inconclusive || !verdict) {
-    rows.push([trans.__('Outcome'), trialStatusLabel(trans, trial.status)]);
-  }
-  if (trial.elapsed_ms !== null) {
-    rows.push([trans.__('Ran for'), formatDuration(trial.elapsed_ms)]);
-  }
-  if (trial.extra_memory_mb !== null) {
-    rows.push([
-      trans.__('Extra memory'),
-      trans.__('%1 MB', trial.extra_memory_mb.toFixed(1))
-    ]);
-  }
-  if (trial.writes) {
-    rows.push([trans.__('Files'), trial.writes]);
-  }
-  if (trial.quick?.cut) {
-    rows.push([
-      trans.__('Quick trial'),
-      loopsText(
-        trans,
-        trial.quick.loops.filter(l => l.cut)
-      )
-    ]);
-  }
-  const progress = progressText(trans, trial);
-  if (progress) {
-    rows.push([trans.__('Got through'), progress]);
-  }
-  if (trial.worker) {
-    rows.push([trans.__('Ran in'), workerText(trans, trial.worker)]);
-  }
-  if (trial.sandbox) {
-    // 'seccomp+landlock+netns' as words, so a narrow panel breaks it between them.
-    rows.push([trans.__('Sandbox'), trial.sandbox.split('+').join(', ')]);
-  }
-  if (
-    trial.reason &&
-    trial.status !== 'crashed' &&
-    !(inconclusive && verdict)
-  ) {
-    rows.push([trans.__('Why'), trial.reason]);
-  }
-  const frames =
-    trial.status === 'crashed' && trial.frames.length > 1 ? trial.frames : [];
-  return (
-    <div className={`jp-Crane-trial jp-mod-${trial.status}`}>
-      <h3>{trans.__('Trial run')}</h3>
-      {inconclusive && verdict && (
-        <p className="jp-Crane-trial-fallback">
-          {trialFallbackText(trans, trial, verdict.source)}
-        </p>
-      )}
-      <Pairs rows={rows} />
-      {frames.length > 0 && (
-        <>
-          <h4>{trans.__('Where it went, in the cell')}</h4>
-          <ol className="jp-Crane-frames">
-            {frames.map((f, i) => (
-              <li key={i}>
-                {trans.__('line %1', f.line)}: <code>{f.text}</code>
-              </li>
-            ))}
-          </ol>
-        </>
-      )}
     </div>
   );
 }

@@ -1,76 +1,29 @@
+/**
+ * The crash panel in the right sidebar: the notices, the active cell's level and diagnosis (with the
+ * chain's section), the run from the top, the session figures and the recent checks of the current
+ * notebook. Each section is a family's own view; this module puts them in order and follows the
+ * current notebook and cell.
+ */
 import type { INotebookTracker } from '@jupyterlab/notebook';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { VDomModel, VDomRenderer } from '@jupyterlab/ui-components';
 import React from 'react';
 
-import { ChainSection, ClaimSection } from '../below/view';
-import { Diagnosis, formatDuration, StateLabel } from './diagnosis';
 import { craneIcon } from '../badge/icons';
-import { describeCell } from '../badge/levels';
-import type { CraneSettings } from '../settings/model';
-import type { ISessionFigures } from '../editing/stats';
-import { currencyNote } from '../badge/widget';
-import type { NotebookTop, TopRuns } from '../fromtop/run';
-import { FromTopSection } from '../fromtop/view';
+import { StateLabel } from '../badge/label';
 import { cellView } from '../badge/verdict';
+import { currencyNote } from '../badge/widget';
+import { describeCell } from '../badge/words';
+import { ChainSection, ClaimSection } from '../below/view';
 import type { CraneWatcher, NotebookWatcher } from '../editing/watcher';
-
-/** A command line, not words: never translated. */
-const MODEL_EXAMPLE =
-  'CRANE_MODEL=openai/gpt-4o-mini OPENAI_API_KEY=… jupyter lab';
-
-/** One session figure: its term, with the one-line definition on hover, and its value. */
-function figure(
-  stat: string,
-  term: string,
-  definition: string,
-  value: React.ReactNode,
-  extra: Record<string, number> = {}
-): React.ReactElement {
-  return (
-    <>
-      <dt title={definition}>{term}</dt>
-      <dd data-crane-stat={stat} {...extra}>
-        {value}
-      </dd>
-    </>
-  );
-}
-
-/**
- * The trial mode in effect and where it comes from: "Trial runs: with every check (the server's
- * setting)", or why none can run here.
- */
-export function trialModeText(
-  trans: TranslationBundle,
-  settings: CraneSettings
-): string {
-  const server = settings.server;
-  if (server && !server.trial_available) {
-    return trans.__(
-      'Trial runs are not possible here: %1',
-      server.trial_unavailable_reason ?? trans.__('no sandbox')
-    );
-  }
-  const mode = settings.trialMode;
-  const what =
-    mode === 'auto'
-      ? trans.__('with every check')
-      : mode === 'on-demand'
-        ? trans.__('when you ask')
-        : trans.__('off');
-  // A server that runs no trials removes the setting: its "off" is the server's.
-  const origin =
-    server?.trial === 'off' ? 'server' : settings.originOf('trial');
-  switch (origin) {
-    case 'user':
-      return trans.__('Trial runs: %1 (your setting)', what);
-    case 'server':
-      return trans.__("Trial runs: %1 (the server's setting)", what);
-    default:
-      return trans.__('Trial runs: %1', what);
-  }
-}
+import type { TopRuns } from '../fromtop/extension';
+import type { NotebookTop } from '../fromtop/run';
+import { FromTopSection } from '../fromtop/view';
+import type { CraneSettings } from '../settings/model';
+import { Diagnosis } from './diagnosis';
+import { SessionFigures } from './figures';
+import { RecentChecks } from './history';
+import { Notices, trialModeText } from './notices';
 
 /**
  * What the sidebar shows: the active cell of the current notebook and that notebook's checks.
@@ -94,7 +47,7 @@ export class SidebarModel extends VDomModel {
     return this._watcher;
   }
 
-  /** The runs from the top of the current notebook (toprun.ts). */
+  /** The runs from the top of the current notebook (`fromtop/run.ts`). */
   get top(): NotebookTop | undefined {
     return this._top;
   }
@@ -152,7 +105,7 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
         <header className="jp-Crane-sidebar-header">
           <h2>{trans.__('Crash prediction')}</h2>
         </header>
-        {this._renderNotices()}
+        <Notices trans={trans} settings={this.model.settings} />
         {watcher ? (
           this._renderActive(watcher)
         ) : (
@@ -168,69 +121,11 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
             onReveal={cellId => void watcher?.reveal(cellId)}
           />
         )}
-        {watcher && this._renderStats(watcher.stats.figures)}
-        {watcher && this._renderHistory(watcher)}
+        {watcher && (
+          <SessionFigures trans={trans} figures={watcher.stats.figures} />
+        )}
+        {watcher && <RecentChecks trans={trans} watcher={watcher} />}
       </div>
-    );
-  }
-
-  /** Short notices about the server: once, above everything else. */
-  private _renderNotices(): React.ReactElement | null {
-    const trans = this._trans;
-    const settings = this.model.settings;
-    const server = settings.server;
-    if (!server) {
-      return null;
-    }
-    const chosen = settings.current.model.trim();
-    const refused =
-      chosen && settings.hasModel && !server.allowed_models.includes(chosen);
-    return (
-      <>
-        {!settings.hasModel && (
-          <p className="jp-Crane-notice jp-mod-nomodel">
-            {trans.__(
-              'No model is configured: only certain crashes are reported.'
-            )}
-          </p>
-        )}
-        {!settings.hasModel && (
-          <details className="jp-Crane-notice jp-Crane-addmodel">
-            <summary>{trans.__('How to add a model')}</summary>
-            <p>
-              {trans.__(
-                "Whoever starts the Jupyter server chooses the model; its key stays on the server. Start it with the environment variable %1 set to a litellm model name and the provider's key in its usual variable, for example:",
-                'CRANE_MODEL'
-              )}
-            </p>
-            <code>{MODEL_EXAMPLE}</code>
-            <p>
-              {trans.__(
-                'Or set %1 (and %2 for a local server such as Ollama, vLLM or llama.cpp) in jupyter_server_config.py, then restart the server.',
-                'c.CraneExtension.model',
-                'c.CraneExtension.api_base'
-              )}
-            </p>
-          </details>
-        )}
-        {server.model && !server.key_configured && (
-          <p className="jp-Crane-notice">
-            {trans.__(
-              'The model %1 may lack an API key: %2',
-              server.model,
-              server.missing_env.join(', ') || '?'
-            )}
-          </p>
-        )}
-        {refused && (
-          <p className="jp-Crane-notice">
-            {trans.__(
-              'The server does not allow the model %1; its default is used.',
-              chosen
-            )}
-          </p>
-        )}
-      </>
     );
   }
 
@@ -321,145 +216,6 @@ export class CraneSidebar extends VDomRenderer<SidebarModel> {
           onApplyFix={fix => watcher.applyFix(cell.model.id, fix)}
           chain={chain}
         />
-      </section>
-    );
-  }
-
-  private _renderStats(figures: Readonly<ISessionFigures>): React.ReactElement {
-    const trans = this._trans;
-    const caught = figures.caught.observed + figures.caught.predicted;
-    return (
-      <section className="jp-Crane-stats">
-        <h3>{trans.__('Since this notebook was opened')}</h3>
-        <dl>
-          {figure(
-            'checks',
-            trans.__('Checks done'),
-            trans.__('Cells checked, each time a check finished.'),
-            figures.checks
-          )}
-          {figure(
-            'warnings',
-            trans.__('Warnings given'),
-            trans.__(
-              'Cells warned as will or may crash (each text of a cell once).'
-            ),
-            figures.warnings
-          )}
-          {figure(
-            'confirmed',
-            trans.__('Warnings confirmed by a run'),
-            trans.__(
-              'Warned cells you then ran unchanged, which crashed as warned.'
-            ),
-            figures.confirmed
-          )}
-          {figure(
-            'caught',
-            trans.__('Crashes avoided'),
-            trans.__(
-              'Warned cells you fixed before they ran, or did not run at all.'
-            ),
-            caught > 0
-              ? `${caught} ` +
-                  trans.__(
-                    '(observed %1, predicted %2)',
-                    figures.caught.observed,
-                    figures.caught.predicted
-                  )
-              : caught
-          )}
-          {figure(
-            'saved',
-            trans.__('Time saved (estimate)'),
-            trans.__(
-              'For each crash avoided, the time to re-run the cells the kernel had run.'
-            ),
-            formatDuration(figures.savedMs),
-            { 'data-ms': Math.round(figures.savedMs) }
-          )}
-          {figures.missed > 0 &&
-            figure(
-              'missed',
-              trans.__('Crashes missed'),
-              trans.__(
-                'Cells that crashed although their check found no crash.'
-              ),
-              figures.missed
-            )}
-        </dl>
-        <details className="jp-Crane-help">
-          <summary>{trans.__('How these are counted')}</summary>
-          <p>
-            {trans.__(
-              'A warning is given when a check says a cell will or may crash; it is confirmed when you run that very text and it crashes. A warning that was right is no failure: the crash was seen before it cost anything.'
-            )}
-          </p>
-          <p>
-            {trans.__(
-              'A crash is avoided when a cell was warned and you then either edited it and it ran without an error, or did not run it: you deleted it, or restarted the kernel first. Observed: a trial run saw the crash; predicted: the checks or the model foresaw it.'
-            )}
-          </p>
-          <p>
-            {trans.__(
-              'Time saved is an estimate: a crash half-way through a cell can leave the kernel half-changed, and the safe way back is to restart it and run again every cell it had run. So each caught crash counts the last run time of every cell run since the kernel started. Not counted: the crashed run itself, reading the traceback, debugging. Without a restart you save less; after a long hunt for the cause, more.'
-            )}
-          </p>
-          <p>
-            {trans.__(
-              'Run times come from the kernel messages. These figures stay in this browser tab and are never sent anywhere.'
-            )}
-          </p>
-        </details>
-      </section>
-    );
-  }
-
-  private _renderHistory(watcher: NotebookWatcher): React.ReactElement | null {
-    const trans = this._trans;
-    const history = watcher.checks.history;
-    if (!history.length) {
-      return null;
-    }
-    return (
-      <section className="jp-Crane-history">
-        <h3>{trans.__('Recent checks and crashes')}</h3>
-        <ol>
-          {history.map(r => {
-            const view = cellView(r, r.source, r.epoch);
-            const d = describeCell(
-              trans,
-              view,
-              r,
-              id => watcher.chain?.numberOf(id) ?? null
-            );
-            const firstLine =
-              r.source.split('\n').find(line => line.trim()) ?? '';
-            return (
-              <li
-                key={`${r.cellId}-${r.startedAt}`}
-                className={`jp-Crane-history-entry jp-mod-${view.state}`}
-              >
-                <button
-                  className="jp-Crane-history-go"
-                  title={trans.__('Go to the cell')}
-                  onClick={() => void watcher.reveal(r.cellId)}
-                >
-                  <span className="jp-Crane-history-head">
-                    <StateLabel trans={trans} state={view.state} record={r} />
-                    <span className="jp-Crane-history-time">
-                      {new Date(r.run?.at ?? r.startedAt).toLocaleTimeString()}
-                    </span>
-                  </span>
-                  <code className="jp-Crane-history-source">{firstLine}</code>
-                  {d.cause && (
-                    <span className="jp-Crane-history-cause">{d.cause}</span>
-                  )}
-                </button>
-              </li>
-            );
-          })}
-        </ol>
       </section>
     );
   }

@@ -4,14 +4,16 @@ import type { IAnalyzeResult } from '../../contract/api';
 import {
   absentNames,
   assess,
+  firstSentence,
+  levelOf,
+  plain
+} from '../../badge/levels';
+import {
   basisLabel,
   causeText,
   describeCell,
-  firstSentence,
-  levelOf,
-  plain,
   stateLabel
-} from '../../badge/levels';
+} from '../../badge/words';
 import type { ICheckRecord } from '../../contract/tokens';
 import {
   observedHeadline,

@@ -10,22 +10,23 @@ import {
   afterOriginRun,
   belowCells,
   belowRequest,
-  claimDescription,
-  claimLevel,
   claimRecord,
   downstreamOf,
-  downstreamText,
   MAX_BELOW,
   mergeChain,
   originOf,
-  outcomeText,
   staleClaims,
-  unboundText,
   wantsChain
 } from '../../below/chain';
+import {
+  claimDescription,
+  claimLevel,
+  downstreamText
+} from '../../badge/claim';
 import { ChainLayer } from '../../below/layer';
+import { outcomeText, unboundText } from '../../below/view';
 import type { IRunEnd, KernelActivity } from '../../editing/kernel';
-import { describeCell } from '../../badge/levels';
+import { describeCell } from '../../badge/words';
 import { CellChecks } from '../../badge/model';
 import { CraneSettings } from '../../settings/model';
 import type { IChainClaim, ICheckRecord } from '../../contract/tokens';

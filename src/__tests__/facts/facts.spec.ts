@@ -3,10 +3,10 @@ import {
   decidingTexts,
   decisiveRows,
   factsByObject,
-  factValue,
-  factsOf,
-  names
+  factsOf
 } from '../../facts/group';
+import { names } from '../../facts/naming';
+import { factValue } from '../../facts/values';
 import { runtimeOf } from '../../contract/probe';
 import {
   checksCrash,

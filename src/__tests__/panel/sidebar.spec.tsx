@@ -6,10 +6,12 @@ import { Widget } from '@lumino/widgets';
 import React from 'react';
 
 import type { IAnalyzeResult } from '../../contract/api';
-import { Diagnosis, formatDuration } from '../../panel/diagnosis';
+import { Diagnosis } from '../../panel/diagnosis';
+import { formatDuration } from '../../badge/words';
 import { CellChecks } from '../../badge/model';
 import { CraneSettings } from '../../settings/model';
-import { CraneSidebar, SidebarModel, trialModeText } from '../../panel/sidebar';
+import { trialModeText } from '../../panel/notices';
+import { CraneSidebar, SidebarModel } from '../../panel/sidebar';
 import { SessionStats } from '../../editing/stats';
 import type { ICheckRecord } from '../../contract/tokens';
 import { cellView } from '../../badge/verdict';
