@@ -63,7 +63,7 @@ MAX_BELOW = 200
 
 
 class BelowCell(BaseModel):
-    """A code cell below the target, as the frontend has it, for the chain (issue 36)."""
+    """A code cell below the target, as the frontend has it, for the chain."""
 
     model_config = ConfigDict(extra="forbid")
 

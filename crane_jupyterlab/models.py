@@ -135,7 +135,7 @@ BelowStatus = Literal[
 
 
 class BelowOutcome(BaseModel):
-    """One code cell below the edited one, run after it in the same trial (the chain, issue 36)."""
+    """One code cell below the edited one, run after it in the same trial (the chain)."""
 
     cell_id: str | None = None
     status: BelowStatus

@@ -23,7 +23,7 @@ interface IBadgeSlot {
   badge: CellBadge;
 }
 
-/** What the badges read of the chain (chain.ts), and going to a cell it names. */
+/** What the badges read of the chain (`below/layer.ts`), and going to a cell it names. */
 export interface IChainView {
   numberOf(cellId: string): number | null;
   downstream(cellId: string): IDownstream | null;

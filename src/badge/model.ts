@@ -149,7 +149,7 @@ export class CellChecks implements ICellChecks, IDisposable {
   }
 
   /**
-   * Withdraw the claim of another cell's chain about this cell (chain.ts: its premise went, or the
+   * Withdraw the claim of another cell's chain about this cell (below/chain.ts: its premise went, or the
    * cell's text changed): the record shown and the warning kept, when they are claims. The history
    * keeps what was said.
    */

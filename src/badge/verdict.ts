@@ -62,7 +62,7 @@ export function cellView(
       return { state: 'error', stale, ...extra };
   }
   if (record.chain) {
-    // Another cell's chain saw this one crash (chain.ts).
+    // Another cell's chain saw this one crash (below/chain.ts).
     return { state: claimLevel(record.chain.outcome), stale, ...extra };
   }
   const assessment = record.result ? assess(record.result) : null;
@@ -154,7 +154,7 @@ export function overrules(
   }
   if (standing.chain && !standing.chain.applied) {
     // A chain's claim is about the kernel once another cell's edit ran; a check of this cell on a
-    // kernel that does not hold that edit yet cannot clear it (chain.ts clears it by a chain).
+    // kernel that does not hold that edit yet cannot clear it (below/chain.ts clears it by a chain).
     return false;
   }
   return (

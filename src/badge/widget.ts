@@ -115,7 +115,7 @@ export function currencyNote(
     : trans.__('Outdated: the cell or the kernel changed since this check.');
 }
 
-/** What a badge shows of the chain (chain.ts): the cells' numbers, the crash its edit causes below. */
+/** What a badge shows of the chain (`claim.ts`): the cells' numbers, the crash its edit causes below. */
 export interface IBadgeChain {
   numberOf?: CellNumbers;
   downstream?: IDownstream | null;

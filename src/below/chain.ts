@@ -1,5 +1,5 @@
 /**
- * The chain (issue 36): what an edit breaks further down, before anything runs. When the full check
+ * The chain: what an edit breaks further down, before anything runs. When the full check
  * of a cell runs a trial, its request carries the code cells below it (`below`); once the trial ran
  * the cell to its end, the same sandboxed trial goes on with them in notebook order, each a quick
  * step, within the server's chain budget (crane_jupyterlab/server/chain.py). A cell below that

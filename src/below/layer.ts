@@ -1,5 +1,5 @@
 /**
- * The chain of one notebook (issue 36), plugged into its watcher: the fields a full check adds to its
+ * The chain of one notebook, plugged into its watcher: the fields a full check adds to its
  * request (the code cells below, the text the kernel last ran of the cell), the claims its answer
  * makes on the cells below, and keeping them current as cells are edited, moved, deleted and run.
  * The rules themselves are `chain.ts`.

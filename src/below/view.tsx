@@ -1,5 +1,5 @@
 /**
- * The chain in the diagnosis (issue 36, `chain.ts`): for a checked cell, the cells below as its
+ * The chain in the diagnosis (`chain.ts`): for a checked cell, the cells below as its
  * trial met them, each with its outcome in words and its time; for a cell the chain of a cell above
  * claims will crash, what it met there, after which cell, and why that cell is (or is not) to blame.
  */

@@ -93,7 +93,7 @@ export interface IAnalyzeSettings {
   fixes?: boolean | null;
 }
 
-/** A code cell below the target, as the frontend has it, for the chain (issue 36). */
+/** A code cell below the target, as the frontend has it, for the chain. */
 export interface IBelowCell {
   cell_id?: string | null;
   source: string;
@@ -180,7 +180,7 @@ export interface IFix {
   trial_ms: number;
 }
 
-/** One code cell below the edited one, run after it in the same trial (the chain, issue 36). */
+/** One code cell below the edited one, run after it in the same trial (the chain). */
 export interface IBelowOutcome {
   cell_id: string | null;
   status:

@@ -1,6 +1,6 @@
 /**
  * What the frontend reads of the kernel probe's result (docs/architecture.md, section 1). The REST
- * contract (src/api.ts) types `AnalyzeResult.runtime` as an open JSON object, since its shape belongs
+ * contract (`api.ts`) types `AnalyzeResult.runtime` as an open JSON object, since its shape belongs
  * to the probe, not to the server; `runtimeOf` narrows it.
  */
 import type { IAnalyzeResult } from './api';

@@ -63,7 +63,7 @@ export interface IPending {
 }
 
 /**
- * What the chain of another cell's check met in this cell (issue 36, `chain.ts`): that check's trial
+ * What the chain of another cell's check met in this cell (`below/chain.ts`): that check's trial
  * ran the other cell (the origin), then the code cells below it in order, and this one crashed there.
  * A record that carries a claim has no server answer of its own (`result` is absent).
  */

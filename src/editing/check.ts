@@ -92,7 +92,7 @@ export class CellChecker {
       { ...base, phase: 'checking' },
       this._pendingWhat(cell)
     );
-    // The cells below go with the full tier when a trial runs (the chain, chain.ts).
+    // The cells below go with the full tier when a trial runs (the chain, below/chain.ts).
     const below =
       chain && tier === 'full'
         ? this._options.chain.request(cell, plan.settings.trial)

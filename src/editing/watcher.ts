@@ -85,9 +85,8 @@ export class CraneWatcher
 }
 
 /**
- * Crash checking of one notebook: the requests (answers of superseded requests are dropped per
- * cell), started by the automatic check of the active cell or by a command; the badges, and the
- * outcomes of the user's runs.
+ * Crash checking of one notebook: its checks (`check.ts`), started by the automatic check of the
+ * active cell or by a command; the badges, the chain, and the outcomes of the user's runs.
  */
 export class NotebookWatcher implements IDisposable {
   readonly checks = new CellChecks();

@@ -1,6 +1,6 @@
 /**
  * The runtime facts in the diagnosis: one object's facts, collapsed unless they matter to the
- * verdict, and the section that lists every object. The grouping itself is `facts.ts`.
+ * verdict, and the section that lists every object. The grouping itself is `group.ts`.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import React from 'react';

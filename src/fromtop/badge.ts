@@ -1,5 +1,5 @@
 /**
- * The badge of a run from the top (issue 37) on the cell where the notebook first fails: "Fails from
+ * The badge of a run from the top on the cell where the notebook first fails: "Fails from
  * the top: NameError: name 'df_clean' is not defined (line 1); your kernel has it from a cell that no
  * longer defines it". It speaks the badges' visual language (`jp-Crane-badge`, the observed crash's
  * level and icon, style/base.css) and sits under the cell's input, beside the cell's own badge.

@@ -1,5 +1,5 @@
 /**
- * From the top (issue 37) on screen: the crash panel's section (the button, the progress bar while a
+ * From the top on screen: the crash panel's section (the button, the progress bar while a
  * run goes, then one line per code cell) and the notebook toolbar's button.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';

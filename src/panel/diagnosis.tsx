@@ -1,8 +1,8 @@
 /**
  * The diagnosis of one cell in the sidebar: the cause first (one sentence, the line, the decisive
  * facts), then a trial run's outcome, then the other facts by object, then the details that mean
- * something for this answer (model, votes, latency, tokens). The facts' rows and groups are
- * `factview.tsx`.
+ * something for this answer (model, votes, latency, tokens). The trial run's section is
+ * `trial.tsx`, the facts' rows and groups `facts/view.tsx`.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import React from 'react';
@@ -32,7 +32,7 @@ export interface IDiagnosisProps {
   serverCategories: string;
   /** Apply the offered fix to the cell (absent: no Apply button). */
   onApplyFix?: (fix: IFix) => void;
-  /** The chain's section (chainview.tsx), after the trial run's: the cells below, or a claim. */
+  /** The chain's section (`below/view.tsx`), after the trial run's: the cells below, or a claim. */
   chain?: React.ReactNode;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The chain (issue 36): an edit to an early cell breaks a cell further down. The trial of the edited
+ * The chain: an edit to an early cell breaks a cell further down. The trial of the edited
  * cell goes on with the cells below it, and the cell that would crash gets a badge of its own before
  * anything runs; the edited cell's badge names it. Running the edited cell and then that cell
  * confirms the warning.

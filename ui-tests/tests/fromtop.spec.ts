@@ -1,5 +1,5 @@
 /**
- * From the top (issue 37): "Check the Notebook from the Top" runs the notebook's code cells, in
+ * From the top: "Check the Notebook from the Top" runs the notebook's code cells, in
  * order, in a fresh sandboxed worker of the kernel's Python, none of the kernel's state. A cell that
  * defined a name ran and was then deleted: the kernel still has the name, the notebook fails from the
  * top at its first reader, and the badge says so, with the hidden state made visible. The user's
