@@ -32,11 +32,23 @@ export function claimLevel(
   return isObserved(outcome) ? 'will-crash' : 'may-crash';
 }
 
-/** The crash below an edited cell its badge names ("and cell 7 below would then crash"). */
+/**
+ * The crash below an edited cell that its badge names: first, when the cell's own check found no
+ * crash ("Cell 7 below would then crash: KeyError: 'age'"), after a warning of its own otherwise.
+ */
 export interface IDownstream {
   cellId: string;
   number: number;
   observed: boolean;
+  /** What it raised, in one line ("KeyError: 'age'"). */
+  cause: string;
+}
+
+/** The level a crash below gives the edited cell's badge: as sure as the claim on that cell. */
+export function downstreamLevel(
+  downstream: Pick<IDownstream, 'observed'>
+): 'will-crash' | 'may-crash' {
+  return downstream.observed ? 'will-crash' : 'may-crash';
 }
 
 // ---- words -----------------------------------------------------------------------------------
@@ -122,7 +134,17 @@ export function claimDescription(
   };
 }
 
-/** The edited cell's badge: "and cell 7 below would then crash". */
+/** The edited cell's badge, leading: "Cell 7 below would then crash". */
+export function downstreamLead(
+  trans: TranslationBundle,
+  downstream: IDownstream
+): string {
+  return downstream.observed
+    ? trans.__('Cell %1 below would then crash', downstream.number)
+    : trans.__('Cell %1 below may then crash', downstream.number);
+}
+
+/** The edited cell's badge after a warning of its own: "and cell 7 below would then crash". */
 export function downstreamText(
   trans: TranslationBundle,
   downstream: IDownstream

@@ -5,7 +5,12 @@ import { Widget } from '@lumino/widgets';
 
 import type { IFix } from '../contract/api';
 import type { CellNumbers, IDownstream } from './claim';
-import { downstreamText, isObserved } from './claim';
+import {
+  downstreamLead,
+  downstreamLevel,
+  downstreamText,
+  isObserved
+} from './claim';
 import { crashIcon, maybeIcon, missedIcon, observedIcon } from './icons';
 import type { CellState } from './levels';
 import type { IDescription } from './words';
@@ -124,8 +129,10 @@ export interface IBadgeChain {
 /**
  * The verdict of one cell, shown as a row under its input: a spinner while checking, the level
  * with who decided and the cause, and a button to the full diagnosis. Long text wraps instead of
- * being cut. A click anywhere on it opens the sidebar; a click on the crash below the cell
- * ("and cell 7 below would then crash") goes to that cell (`onReveal`).
+ * being cut. An edit that makes a cell below crash, in a cell whose own check found no crash, takes
+ * that crash's level and leads with it ("Cell 7 below would then crash: KeyError: 'age'. No crash
+ * found in this cell itself (tried: …)"). A click anywhere on the badge opens the sidebar; a click
+ * on the crash below goes to that cell (`onReveal`).
  */
 export class CellBadge extends Widget {
   constructor(
@@ -139,8 +146,8 @@ export class CellBadge extends Widget {
     this.node.setAttribute('role', 'status');
     this._icon = document.createElement('span');
     this._icon.className = `${BADGE_CLASS}-icon`;
-    const text = document.createElement('span');
-    text.className = `${BADGE_CLASS}-text`;
+    this._text = document.createElement('span');
+    this._text.className = `${BADGE_CLASS}-text`;
     this._label = document.createElement('strong');
     this._label.className = `${BADGE_CLASS}-label`;
     this._basis = document.createElement('span');
@@ -160,7 +167,7 @@ export class CellBadge extends Widget {
         onReveal(this._downstream.cellId);
       }
     });
-    text.append(this._label, this._basis, this._cause, this._below);
+    this._text.append(this._label, this._basis, this._cause, this._below);
     this._details = document.createElement('button');
     this._details.type = 'button';
     this._details.className = `${BADGE_CLASS}-details`;
@@ -185,7 +192,7 @@ export class CellBadge extends Widget {
     });
     this._fix.append(this._fixText, this._apply);
     this._fix.hidden = true;
-    this.node.append(this._icon, text, this._details, this._fix);
+    this.node.append(this._icon, this._text, this._details, this._fix);
     this.node.addEventListener('click', event => {
       event.stopPropagation();
       onOpen();
@@ -209,19 +216,29 @@ export class CellBadge extends Widget {
     chain: IBadgeChain = {}
   ): void {
     const trans = this._trans;
-    for (const state of STATES) {
-      this.toggleClass(`jp-mod-${state}`, state === view.state);
+    const downstream = chain.downstream ?? null;
+    // A crash this cell's edit causes below is what the user must act on: when the cell's own check
+    // found no crash, it leads the badge, at its own level; after a warning of its own, it follows.
+    const leads = downstream !== null && view.state === 'no-crash';
+    const state = leads ? downstreamLevel(downstream) : view.state;
+    for (const s of STATES) {
+      this.toggleClass(`jp-mod-${s}`, s === state);
     }
     const stale = view.stale && view.state !== 'none' && !view.pending;
     this.toggleClass('jp-mod-stale', stale);
     this.toggleClass('jp-mod-pending', !!view.pending);
-    const observed = view.state === 'will-crash' && observedCrash(record);
+    const observed = leads
+      ? downstream.observed
+      : view.state === 'will-crash' && observedCrash(record);
     this.toggleClass('jp-mod-observed', observed);
-    this._state = view.state;
-    this.node.dataset.craneState = view.state;
+    this.toggleClass('jp-mod-leads-below', leads);
+    this._state = state;
+    this.node.dataset.craneState = state;
 
     const d = describeCell(trans, view, record, chain.numberOf);
-    this._label.textContent = d.label;
+    this._label.textContent = leads
+      ? trans.__('No crash found in this cell itself')
+      : d.label;
     this._basis.textContent =
       (d.after ? ` ${d.after}` : '') + (d.basis ? ` (${d.basis})` : '');
     const cause = d.line !== null ? lineText(trans, d.cause, d.line) : d.cause;
@@ -233,20 +250,46 @@ export class CellBadge extends Widget {
         ' — ' + note.charAt(0).toLocaleLowerCase() + note.slice(1);
     }
     this.node.title = record?.result?.verdict?.reasoning ?? '';
-    const downstream = chain.downstream ?? null;
     this._downstream = downstream;
     this._below.hidden = !downstream;
-    // In the sentence only while there is a crash below to name.
-    this._below.replaceChildren(...(downstream ? ['; ', this._belowGo] : []));
+    // In the sentence only while there is a crash below to name: first ("Cell 7 below would then
+    // crash: KeyError: 'age'. No crash found in this cell itself (tried: …)"), or after the cell's
+    // own warning ("…; and cell 7 below would then crash").
+    if (leads) {
+      this._below.replaceChildren(
+        this._belowGo,
+        downstream.cause ? `: ${downstream.cause}. ` : '. '
+      );
+      this._text.replaceChildren(
+        this._below,
+        this._label,
+        this._basis,
+        this._cause
+      );
+    } else {
+      this._below.replaceChildren(...(downstream ? ['; ', this._belowGo] : []));
+      this._text.replaceChildren(
+        this._label,
+        this._basis,
+        this._cause,
+        this._below
+      );
+    }
     this._belowGo.textContent = downstream
-      ? downstreamText(trans, downstream)
+      ? leads
+        ? downstreamLead(trans, downstream)
+        : downstreamText(trans, downstream)
       : '';
     this._belowGo.title = downstream
       ? trans.__('Go to cell %1', downstream.number)
       : '';
 
     this._icon.replaceChildren();
-    const icon = stateIcon(view.state, record);
+    const icon = leads
+      ? downstream.observed
+        ? observedIcon
+        : maybeIcon
+      : stateIcon(view.state, record);
     if (icon) {
       icon.element({ container: this._icon, tag: 'span' });
     }
@@ -266,6 +309,7 @@ export class CellBadge extends Widget {
   }
 
   private _icon: HTMLElement;
+  private _text: HTMLElement;
   private _label: HTMLElement;
   private _basis: HTMLElement;
   private _cause: HTMLElement;

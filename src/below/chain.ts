@@ -19,6 +19,7 @@ import type { IBelowCell, IBelowOutcome, IConfigReply } from '../contract/api';
 import type { IChainClaim, ICheckRecord } from '../contract/tokens';
 import type { CellNumbers, IDownstream } from '../badge/claim';
 import { isObserved } from '../badge/claim';
+import { observedHeadline } from '../badge/trial';
 
 /** The most code cells below the target one request may carry, and their text in all (api.py). */
 export const MAX_BELOW = 200;
@@ -343,7 +344,12 @@ export function downstreamOf(
       continue;
     }
     if (!best || number < best.number) {
-      best = { cellId: r.cellId, number, observed: isObserved(chain.outcome) };
+      best = {
+        cellId: r.cellId,
+        number,
+        observed: isObserved(chain.outcome),
+        cause: observedHeadline(chain.outcome)
+      };
     }
   }
   return best;

@@ -1,7 +1,7 @@
 /**
  * The chain: an edit to an early cell breaks a cell further down. The trial of the edited
  * cell goes on with the cells below it, and the cell that would crash gets a badge of its own before
- * anything runs; the edited cell's badge names it. Running the edited cell and then that cell
+ * anything runs; the edited cell's badge leads with it. Running the edited cell and then that cell
  * confirms the warning.
  */
 import { expect, test } from '@jupyterlab/galata';
@@ -85,9 +85,16 @@ test('an edit to an early cell shows the crash it causes four cells below, befor
   await expect(below).toContainText(
     "Will crash after your edit of cell 2 (observed in a trial run): KeyError: 'age' (line 1, reads df)"
   );
+  // The edited cell's badge leads with what the user must act on: the crash below, at its level,
+  // then what was tried for the cell itself.
   const edited = await badgeOf(page, EDITED_AT);
+  await expect(edited).toHaveAttribute('data-crane-state', 'will-crash');
+  await expect(edited).toHaveClass(/jp-mod-observed/);
   const link = edited.locator('.jp-Crane-badge-below-go');
-  await expect(link).toHaveText('and cell 6 below would then crash');
+  await expect(link).toHaveText('Cell 6 below would then crash');
+  await expect(edited.locator('.jp-Crane-badge-text')).toContainText(
+    "Cell 6 below would then crash: KeyError: 'age'. No crash found in this cell itself (tried:"
+  );
   await screenshotBadge(page, EDITED_AT, 'badge-chain-edited');
   await screenshotBadge(page, BREAKS_AT, 'badge-chain');
 

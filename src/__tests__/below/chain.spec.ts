@@ -21,6 +21,8 @@ import {
 import {
   claimDescription,
   claimLevel,
+  downstreamLead,
+  downstreamLevel,
   downstreamText
 } from '../../badge/claim';
 import { ChainLayer } from '../../below/layer';
@@ -159,9 +161,10 @@ describe('what a claim says', () => {
     expect(sentence(claim())).toBe(
       "Will crash after your edit of cell 2 (observed in a trial run): KeyError: 'age' (line 1, reads df)"
     );
-    expect(
-      downstreamText(trans, { cellId: 'd', number: 6, observed: true })
-    ).toBe('and cell 6 below would then crash');
+    const d = { cellId: 'd', number: 6, observed: true, cause: '' };
+    expect(downstreamText(trans, d)).toBe('and cell 6 below would then crash');
+    expect(downstreamLead(trans, d)).toBe('Cell 6 below would then crash');
+    expect(downstreamLevel(d)).toBe('will-crash');
   });
 
   it('a crash that may come from a loop cut short is at most "may crash"', () => {
@@ -176,9 +179,10 @@ describe('what a claim says', () => {
       });
     expect(claimLevel(quick('depends'))).toBe('may-crash');
     expect(claimLevel(quick('certain'))).toBe('will-crash');
-    expect(
-      downstreamText(trans, { cellId: 'd', number: 6, observed: false })
-    ).toBe('and cell 6 below may then crash');
+    const d = { cellId: 'd', number: 6, observed: false, cause: '' };
+    expect(downstreamText(trans, d)).toBe('and cell 6 below may then crash');
+    expect(downstreamLead(trans, d)).toBe('Cell 6 below may then crash');
+    expect(downstreamLevel(d)).toBe('may-crash');
   });
 
   it('a cell that crashes without the edit too is not blamed on it', () => {
@@ -529,7 +533,8 @@ describe('ChainLayer', () => {
     expect(layer.downstream('cell-0')).toEqual({
       cellId: 'cell-3',
       number: 4,
-      observed: true
+      observed: true,
+      cause: "KeyError: 'age'"
     });
     expect(
       describeCell(trans, cellView(record, BELOW, checks.epoch), record, id =>

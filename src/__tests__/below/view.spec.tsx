@@ -7,7 +7,7 @@ import { claimRecord } from '../../below/chain';
 import { ChainSection, ClaimSection } from '../../below/view';
 import type { IChainClaim } from '../../contract/tokens';
 import { cellView } from '../../badge/verdict';
-import { belowOutcome, finishedTrial } from '../fixtures';
+import { belowOutcome, checksCrash, finishedTrial } from '../fixtures';
 import { rendered, texts } from '../harness';
 
 const trans = nullTranslator.load('crane_jupyterlab');
@@ -128,7 +128,25 @@ describe('the chain in the panel', () => {
 });
 
 describe('the badges of the chain', () => {
-  it("the edited cell's badge names the crash below, and its link goes there without opening the panel", () => {
+  const edited = {
+    cellId: 'e',
+    source: 'df = 1',
+    epoch: 0,
+    phase: 'done' as const,
+    startedAt: 0,
+    sent: {},
+    result: finishedTrial
+  };
+  const textOf = (badge: CellBadge) =>
+    badge.node.querySelector('.jp-Crane-badge-text')!.textContent;
+  const below = (observed: boolean) => ({
+    cellId: 'd',
+    number: 6,
+    observed,
+    cause: "KeyError: 'age'"
+  });
+
+  it("the edited cell's badge leads with the crash below, at its level, and its link goes there without opening the panel", () => {
     let opened = 0;
     const went: string[] = [];
     const badge = new CellBadge(
@@ -137,30 +155,77 @@ describe('the badges of the chain', () => {
       undefined,
       id => went.push(id)
     );
-    const record = {
-      cellId: 'e',
-      source: 'df = 1',
-      epoch: 0,
-      phase: 'done' as const,
-      startedAt: 0,
-      sent: {},
-      result: finishedTrial
-    };
-    badge.render(cellView(record, 'df = 1', 0), record, null, {
+    badge.render(cellView(edited, 'df = 1', 0), edited, null, {
       numberOf,
-      downstream: { cellId: 'd', number: 6, observed: true }
+      downstream: below(true)
     });
-    const text = badge.node.querySelector('.jp-Crane-badge-text')!.textContent;
-    expect(text).toMatch(
-      /^No crash found .*; and cell 6 below would then crash$/
+    // What the user must act on comes first, in the colour of a certain crash; what was tried for
+    // the cell itself follows.
+    expect(textOf(badge)).toMatch(
+      /^Cell 6 below would then crash: KeyError: 'age'\. No crash found in this cell itself \(tried: .*\)$/
     );
-    (
-      badge.node.querySelector('.jp-Crane-badge-below-go') as HTMLElement
-    ).click();
+    expect(badge.state).toBe('will-crash');
+    expect(badge.node.dataset.craneState).toBe('will-crash');
+    expect(badge.hasClass('jp-mod-will-crash')).toBe(true);
+    expect(badge.hasClass('jp-mod-no-crash')).toBe(false);
+    expect(badge.hasClass('jp-mod-observed')).toBe(true);
+    expect(badge.hasClass('jp-mod-leads-below')).toBe(true);
+    expect(badge.isHidden).toBe(false);
+    const link = badge.node.querySelector(
+      '.jp-Crane-badge-below-go'
+    ) as HTMLElement;
+    expect(link.textContent).toBe('Cell 6 below would then crash');
+    expect(link.title).toBe('Go to cell 6');
+    link.click();
     expect(went).toEqual(['d']);
     expect(opened).toBe(0);
-    badge.render(cellView(record, 'df = 1', 0), record, null, { numberOf });
+    // Without a crash below (the cell was edited again), the cell's own verdict is all it says.
+    badge.render(cellView(edited, 'df = 1', 0), edited, null, { numberOf });
     expect(badge.node.querySelector('.jp-Crane-badge-below-go')).toBeNull();
+    expect(textOf(badge)).toMatch(/^No crash found \(tried: .*\)$/);
+    expect(badge.state).toBe('no-crash');
+    expect(badge.hasClass('jp-mod-will-crash')).toBe(false);
+    expect(badge.hasClass('jp-mod-leads-below')).toBe(false);
+    badge.dispose();
+  });
+
+  it('a crash below that may come from a loop cut short gives the edited cell\'s badge the "may crash" level', () => {
+    const badge = new CellBadge(trans, () => undefined);
+    badge.render(cellView(edited, 'df = 1', 0), edited, null, {
+      numberOf,
+      downstream: below(false)
+    });
+    expect(textOf(badge)).toMatch(
+      /^Cell 6 below may then crash: KeyError: 'age'\. No crash found in this cell itself/
+    );
+    expect(badge.state).toBe('may-crash');
+    expect(badge.hasClass('jp-mod-may-crash')).toBe(true);
+    expect(badge.hasClass('jp-mod-observed')).toBe(false);
+    badge.dispose();
+  });
+
+  it("the crash below never outranks the cell's own outcome: a warning of its own leads, a clean run hides the badge", () => {
+    const badge = new CellBadge(trans, () => undefined);
+    const warned = { ...edited, result: checksCrash };
+    badge.render(cellView(warned, 'df = 1', 0), warned, null, {
+      numberOf,
+      downstream: below(true)
+    });
+    expect(badge.state).toBe('will-crash');
+    expect(textOf(badge)).toMatch(
+      /^Will crash .*; and cell 6 below would then crash$/
+    );
+    expect(badge.hasClass('jp-mod-leads-below')).toBe(false);
+    const ran = {
+      ...edited,
+      run: { kind: 'passed' as const, ename: '', evalue: '', at: 1 }
+    };
+    badge.render(cellView(ran, 'df = 1', 0), ran, null, {
+      numberOf,
+      downstream: below(true)
+    });
+    expect(badge.state).toBe('passed');
+    expect(badge.isHidden).toBe(true);
     badge.dispose();
   });
 
