@@ -158,23 +158,25 @@ def test_a_hedged_crash_is_asked_again_by_a_full_run_that_fits() -> None:
     # come from the cut, and a full run to it (about 6 s) fits what is left: it is run, and claims it
     loop = "import time\nfor e in range(60):\n    time.sleep(0.1)\n    hist.append(e)"
     filler = [f"a{i} = {i}" for i in range(7)]
-    outcome = run_top(cells("hist = []", loop, *filler, "hist[60]"), chain_s=30.0, budget_s=0.5)
+    # a cell after the crash: the run stops at the crash, as Run All does, and that cell is not reached
+    sources = cells("hist = []", loop, *filler, "hist[60]", "print('after')")
+    outcome = run_top(sources, chain_s=30.0, budget_s=0.5)
     rerun = outcome["rerun"]
-    assert rerun["ran"] and rerun["answered"] and 5.0 < rerun["need_s"] < 20.0, rerun
+    assert rerun["ran"] and rerun["answered"] and rerun["cell"] == 9 and 5.0 < rerun["need_s"] < 20.0, rerun
     steps = outcome["below"]
     assert steps[1]["status"] == "finished" and not (steps[1].get("quick") or {}).get("cut"), steps[1]
-    last = steps[-1]
-    assert (last["status"], last["exception"]) == ("crashed", "IndexError") and not last.get("after_cut"), (
-        last
-    )
+    crash, after = steps[-2:]
+    assert (crash["status"], crash["exception"]) == ("crashed", "IndexError"), crash
+    assert not crash.get("after_cut") and after["status"] == "not_reached", steps
 
 
 def test_a_hedge_that_a_full_run_clears_goes_away() -> None:
     loop = "import time\nfor e in range(60):\n    time.sleep(0.1)\n    hist.append(e)"
     filler = [f"a{i} = {i}" for i in range(7)]
-    outcome = run_top(cells("hist = []", loop, *filler, "hist[59]"), chain_s=30.0, budget_s=0.5)
+    sources = cells("hist = []", loop, *filler, "hist[59]", "print('after')")
+    outcome = run_top(sources, chain_s=30.0, budget_s=0.5)
     assert outcome["rerun"]["answered"], outcome["rerun"]
-    assert [step["status"] for step in outcome["below"]] == ["finished"] * 10
+    assert [step["status"] for step in outcome["below"]] == ["finished"] * 11
 
 
 def test_a_dataloader_with_workers_loads_in_the_trial_process() -> None:

@@ -87,14 +87,19 @@ class TopRun:
         claimed, or a cell that runs) replaces the hedge; a full run that does not reach the cell leaves
         the hedge as it was. Either way the outcome says what a full run to that cell takes (`rerun`)."""
         steps = outcome.get("below") or []
-        hedge = steps[-1] if steps and outcome.get("status") == "finished" else None
-        if hedge is None or not self.opts.get("chain_quick", True) or not hedged(hedge):
+        stop = first_unfinished(steps)
+        if (
+            stop is None
+            or outcome.get("status") != "finished"
+            or not self.opts.get("chain_quick", True)
+            or not hedged(steps[stop])
+        ):
             return outcome
-        need = full_need(steps)
+        need = full_need(steps[: stop + 1])
         budget = float(self.opts.get("chain_s") or 0.0)
         # the second worker's start is not in the chain's clock: keep what the first one took aside
         left = budget - (time.monotonic() - self.started) - 2 * float(outcome.get("warm_ms") or 0) / 1000
-        rerun: dict[str, Any] = {"cell": len(steps) - 1, "need_s": need, "left_s": round(max(left, 0.0), 2)}
+        rerun: dict[str, Any] = {"cell": stop, "need_s": need, "left_s": round(max(left, 0.0), 2)}
         if need is None or need > left or self.stopped is not None:
             rerun["ran"] = False
             return {**outcome, "rerun": rerun}
@@ -104,16 +109,17 @@ class TopRun:
         again = full.get("below") or []
         rerun["ran"] = True
         rerun["elapsed_ms"] = full.get("elapsed_ms")
-        if full.get("status") != "finished" or len(again) < len(steps) or self._unfinished(again, len(steps)):
-            rerun["answered"] = False  # it ran out of time (or was stopped) before the hedged cell ended
+        ended = first_unfinished(again)
+        # an answer: the cells to the hedged one all ran, or the first that did not is a crash (the
+        # hedged one, or an earlier one a whole loop now meets)
+        answered = full.get("status") == "finished" and (
+            (ended is None and len(again) > stop)
+            or (ended is not None and (ended > stop or again[ended].get("status") == "crashed"))
+        )
+        rerun["answered"] = answered
+        if not answered:  # it ran out of time (or was stopped) before the hedged cell ended
             return {**outcome, "rerun": rerun}
-        rerun["answered"] = True
         return {**full, "rerun": rerun, "warm_ms": outcome.get("warm_ms")}
-
-    @staticmethod
-    def _unfinished(steps: list[dict[str, Any]], upto: int) -> bool:
-        """Whether a full run left one of its first `upto` cells undecided (timed out, stopped)."""
-        return any(step.get("status") not in ("finished", "skipped", "crashed") for step in steps[:upto])
 
     def _through_worker(
         self, modules: list[str] | None, environment: dict[str, Any], opts: dict[str, Any]
@@ -155,6 +161,13 @@ def hedged(step: dict[str, Any]) -> bool:
     crashed = step.get("status") == "crashed"
     return crashed and (
         bool(step.get("after_cut")) or (bool(quick.get("cut")) and quick.get("crash") != "certain")
+    )
+
+
+def first_unfinished(steps: list[dict[str, Any]]) -> int | None:
+    """The index of the first cell that did not run to its end (the cells after it are not reached)."""
+    return next(
+        (i for i, step in enumerate(steps) if step.get("status") not in ("finished", "skipped")), None
     )
 
 
