@@ -1,6 +1,7 @@
 import { nullTranslator } from '@jupyterlab/translation';
 
 import type { IAnalyzeResult } from '../../contract/api';
+import type { ICheckRecord } from '../../contract/tokens';
 import {
   absentNames,
   assess,
@@ -8,18 +9,8 @@ import {
   levelOf,
   plain
 } from '../../badge/levels';
-import {
-  basisLabel,
-  causeText,
-  describeCell,
-  stateLabel
-} from '../../badge/words';
-import type { ICheckRecord } from '../../contract/tokens';
-import {
-  observedHeadline,
-  progressText,
-  trialFallbackText
-} from '../../badge/trial';
+import { progressText, trialFallbackText } from '../../badge/trial';
+import { basisLabel, describeCell } from '../../badge/words';
 import {
   blockedTrial,
   checksCrash,
@@ -201,90 +192,6 @@ describe('assess', () => {
   });
 });
 
-describe('describe', () => {
-  it('writes each state the same way for every view', () => {
-    const d = describeCell(
-      trans,
-      { state: 'will-crash', stale: false },
-      done(noModelCrash)
-    );
-    expect(d.label).toBe('Will crash');
-    expect(d.basis).toBe('certain: deterministic check (no model configured)');
-    expect(d.cause).toBe(
-      "KeyError: df has no column 'Agee' (line 1). Did you mean 'Age'?"
-    );
-    expect(
-      describeCell(
-        trans,
-        { state: 'will-crash', stale: false },
-        done(syntaxError)
-      ).basis
-    ).toBe('certain: syntax error');
-  });
-
-  it('describes a confirmed and a missed crash by the real exception', () => {
-    const run = { ename: 'KeyError', evalue: "'Agee'", at: 1 };
-    const confirmed = describeCell(
-      trans,
-      { state: 'confirmed', stale: false },
-      done(checksCrash, { run: { ...run, kind: 'confirmed' } })
-    );
-    expect(confirmed.label).toBe('Crashed as warned');
-    // The label says it all: no reason beside it.
-    expect(confirmed.basis).toBe('');
-    expect(confirmed.cause).toBe("KeyError: 'Agee'");
-    const missed = describeCell(
-      trans,
-      { state: 'missed', stale: false },
-      done(modelNoCrash, {
-        run: { kind: 'missed', ename: 'KeyError', evalue: '10', at: 1 }
-      })
-    );
-    expect(missed.label).toBe('Crashed without a warning');
-    expect(missed.basis).toBe('the check had found no crash');
-  });
-
-  it('names every state', () => {
-    expect(stateLabel(trans, 'may-crash')).toBe('May crash');
-    expect(stateLabel(trans, 'no-crash')).toBe('No crash found');
-    expect(stateLabel(trans, 'busy')).toContain('idle');
-  });
-});
-
-describe('causeText: close matches in the cause', () => {
-  /** checksCrash with the missing column's close matches replaced. */
-  function withClose(close: string[]): IAnalyzeResult {
-    const runtime = JSON.parse(JSON.stringify(checksCrash.runtime));
-    for (const child of runtime.objects[0].children) {
-      if (child.missing) {
-        child.facts = [{ cat: 'S', key: 'close', value: close }];
-      }
-    }
-    return { ...checksCrash, runtime };
-  }
-
-  it('asks "Did you mean" for what the cause names and the kernel lacks', () => {
-    const cause = { cause: "KeyError: 'Agee'" };
-    expect(causeText(trans, cause, checksCrash)).toBe(
-      "KeyError: 'Agee'. Did you mean 'Age'?"
-    );
-    expect(causeText(trans, cause, withClose(['Age', 'age', 'Aged']))).toBe(
-      "KeyError: 'Agee'. Did you mean 'Age', 'age' or 'Aged'?"
-    );
-  });
-
-  it('adds nothing without close matches, for another name, or when the cause asks already', () => {
-    expect(causeText(trans, { cause: "KeyError: 'Agee'" }, withClose([]))).toBe(
-      "KeyError: 'Agee'"
-    );
-    expect(causeText(trans, { cause: "KeyError: 'Fare2'" }, checksCrash)).toBe(
-      "KeyError: 'Fare2'"
-    );
-    const asked = "NameError: name 'Agee' is not defined. Did you mean: 'Age'?";
-    expect(causeText(trans, { cause: asked }, checksCrash)).toBe(asked);
-  });
-});
-
 describe('text helpers', () => {
   it('drops code marks and keeps the first sentence', () => {
     expect(plain('`rf` is not fitted')).toBe('rf is not fitted');
@@ -444,30 +351,5 @@ describe('text helpers', () => {
           'of the loop at line 3 without an error (line 6). The verdict falls back to the deterministic checks.'
       );
     });
-  });
-});
-
-describe('observedHeadline', () => {
-  it("gives a Keras error's own line, past its wrapper, and keeps the whole message for the panel", () => {
-    const message =
-      "Exception encountered when calling Sequential.call().\n\nInput 0 with name 'None' of layer 'dense' is incompatible with the layer: expected axis -1 of input shape to have value 4, but received input with shape (32, 5)\n\nArguments received by Sequential.call():\n  • inputs=tf.Tensor(shape=(32, 5), dtype=float32)";
-    const trial = {
-      ...trialOutcome('crashed', null),
-      exception: 'ValueError',
-      message,
-      line: 1
-    };
-    expect(observedHeadline(trial)).toBe(
-      "ValueError: Input 0 with name 'None' of layer 'dense' is incompatible with the layer: expected axis -1 of input shape to have value 4, but received input with shape (32, 5)"
-    );
-    const assessment = assess({ ...observedCrash, trial })!;
-    expect(assessment.cause).toBe(observedHeadline(trial));
-    expect(assessment.fullMessage).toBe(`ValueError: ${message}`);
-    // A one-line message is its own headline, with nothing folded away.
-    const short = { ...trial, exception: 'KeyError', message: "'Agee'" };
-    expect(observedHeadline(short)).toBe("KeyError: 'Agee'");
-    expect(
-      assess({ ...observedCrash, trial: short })!.fullMessage
-    ).toBeUndefined();
   });
 });
