@@ -29,7 +29,7 @@ import {
 } from './chain';
 import type { IDownstream } from '../badge/claim';
 import { isObserved } from '../badge/claim';
-import type { IRunEnd, KernelActivity } from '../editing/kernel';
+import type { IRunEnd, KernelActivity } from '../contract/kernel';
 import type { CellChecks } from '../badge/model';
 import type { CraneSettings } from '../settings/model';
 import type { ICheckRecord } from '../contract/tokens';

@@ -9,7 +9,7 @@ import { CodeCell } from '@jupyterlab/cells';
 import type { Notebook } from '@jupyterlab/notebook';
 import type { IDisposable } from '@lumino/disposable';
 
-import type { KernelActivity } from './kernel';
+import type { KernelActivity } from '../contract/kernel';
 import type { CellChecks } from '../badge/model';
 import { Debouncer } from './schedule';
 import type { CraneSettings } from '../settings/model';

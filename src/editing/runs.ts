@@ -7,7 +7,7 @@
 import type { Notebook } from '@jupyterlab/notebook';
 import type { IDisposable } from '@lumino/disposable';
 
-import type { IRunEnd, IRunStart, KernelActivity } from './kernel';
+import type { IRunEnd, IRunStart, KernelActivity } from '../contract/kernel';
 import type { CellChecks } from '../badge/model';
 import type { SessionStats } from './stats';
 import type { ICheckRecord } from '../contract/tokens';

@@ -1,10 +1,10 @@
 /**
- * Crash checking of notebooks: one `NotebookWatcher` per notebook, which puts its layers together and
- * follows its cells coming and going. The requests are `check.ts`; when the active cell is checked by
- * itself is `autocheck.ts`; what the user's runs mean for the warnings is `runs.ts`; the kernel's
- * activity is `kernel.ts`; the cells below a checked cell are the chain (`below/layer.ts`) and the
- * badges are `badge/layer.ts`. This module connects them to the verdict state (`badge/model.ts`) and
- * the session figures (`stats.ts`).
+ * Crash checking of notebooks: one `NotebookWatcher` per notebook, which puts its layers together
+ * and follows its cells coming and going. The requests are `check.ts`; when the active cell is
+ * checked by itself is `autocheck.ts`; what the user's runs mean for the warnings is `runs.ts`; the
+ * kernel's activity is `contract/kernel.ts`; the cells below a checked cell are the chain
+ * (`below/layer.ts`) and the badges are `badge/layer.ts`. This module connects them to the verdict
+ * state (`badge/model.ts`) and the session figures (`stats.ts`).
  */
 import type { Cell, ICellModel } from '@jupyterlab/cells';
 import { CodeCell } from '@jupyterlab/cells';
@@ -35,7 +35,7 @@ import { ChainLayer } from '../below/layer';
 import type { CraneSettings } from '../settings/model';
 import { AutoCheck } from './autocheck';
 import { CellChecker } from './check';
-import { KernelActivity } from './kernel';
+import { KernelActivity } from '../contract/kernel';
 import { RunOutcomes } from './runs';
 import { SessionStats } from './stats';
 

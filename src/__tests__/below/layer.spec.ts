@@ -8,7 +8,7 @@ import { CellChecks } from '../../badge/model';
 import { cellView } from '../../badge/verdict';
 import { describeCell } from '../../badge/words';
 import { ChainLayer } from '../../below/layer';
-import type { IRunEnd, KernelActivity } from '../../editing/kernel';
+import type { IRunEnd, KernelActivity } from '../../contract/kernel';
 import { CraneSettings } from '../../settings/model';
 import {
   belowOutcome as outcome,

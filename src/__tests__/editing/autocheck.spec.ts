@@ -3,7 +3,7 @@ import type { Notebook } from '@jupyterlab/notebook';
 import { Signal } from '@lumino/signaling';
 
 import { AutoCheck, SETTLE_MS } from '../../editing/autocheck';
-import type { KernelActivity } from '../../editing/kernel';
+import type { KernelActivity } from '../../contract/kernel';
 import { CellChecks } from '../../badge/model';
 import { CraneSettings } from '../../settings/model';
 import type { IServerConfig } from '../../contract/tokens';

@@ -2,7 +2,7 @@ import type { Notebook } from '@jupyterlab/notebook';
 import { Signal } from '@lumino/signaling';
 
 import type { IAnalyzeResult } from '../../contract/api';
-import type { IRunEnd, IRunStart, KernelActivity } from '../../editing/kernel';
+import type { IRunEnd, IRunStart, KernelActivity } from '../../contract/kernel';
 import { CellChecks } from '../../badge/model';
 import { RunOutcomes } from '../../editing/runs';
 import { SessionStats } from '../../editing/stats';

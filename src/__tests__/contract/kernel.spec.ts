@@ -3,8 +3,8 @@ import type { Kernel } from '@jupyterlab/services';
 import type { KernelMessage } from '@jupyterlab/services';
 import { Signal } from '@lumino/signaling';
 
-import type { IRunEnd, IRunStart } from '../../editing/kernel';
-import { KernelActivity, plainText } from '../../editing/kernel';
+import type { IRunEnd, IRunStart } from '../../contract/kernel';
+import { KernelActivity, plainText } from '../../contract/kernel';
 
 /** A kernel connection whose messages the test sends. */
 class FakeKernel {
