@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .models import BelowOutcome, Fix, QuickTrial, TrialOutcome, Verdict
+from .models import BelowOutcome, Fix, Forecast, QuickTrial, TrialOutcome, Verdict
 
 MAX_SOURCE_CHARS = 1_000_000
 
@@ -145,6 +145,8 @@ class AnalyzeResult(BaseModel):
     fixes: list[Fix] = Field(default_factory=list)
     # One entry per cell of the request's `below`, in its order (None: no chain was asked for).
     below: list[BelowOutcome] | None = None
+    # How long the cell takes whole and what the kernel's memory peaks at (None: no trial decided).
+    forecast: Forecast | None = None
 
 
 # The most code cells a run from the top takes.
@@ -196,6 +198,7 @@ class NotebookCell(BaseModel):
     reason: str | None = None  # why it was blocked, unavailable, ended or not reached
     # a NameError whose name the live kernel does hold: hidden state (a cell that no longer defines it)
     hidden: bool | None = None
+    forecast: Forecast | None = None  # its time whole, from what the run measured
 
 
 class NotebookRun(BaseModel):
@@ -212,6 +215,7 @@ class NotebookRun(BaseModel):
     first_crash: NotebookCell | None = None  # the first observed crash (none after a cut above)
     first_crash_index: int | None = None
     message: str | None = None  # state error: why; otherwise what the run was (sandbox, full or quick)
+    forecast: Forecast | None = None  # once done: a full run's time to where it ends, and its memory peak
 
 
 class StatusReply(BaseModel):

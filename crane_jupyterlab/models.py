@@ -155,12 +155,54 @@ class BelowOutcome(BaseModel):
     # Names it reads that the edited cell bound when it last ran and binds no more (nor a cell between):
     # it runs only on the kernel's old value, and a run from the top fails there
     unbound: list[str] = Field(default_factory=list)
+    forecast: Forecast | None = None  # its time whole (memory: the chain's peak is not per cell)
 
     @property
     def observed(self) -> bool:
         """A crash the chain saw that depends on no cut loop."""
         own = self.quick is None or not self.quick.cut or self.quick.crash == "certain"
         return self.status == "crashed" and not self.after_cut and own
+
+
+class ForecastBasis(BaseModel):
+    """One loop a forecast projected from: what the trial measured of it."""
+
+    line: int | None = None
+    kind: str | None = None
+    iterations: int | None = None  # that ran in the trial
+    total: int | None = None  # its length per run (None: unknown)
+    runs: int | None = None
+    seconds_per_iteration: float | None = None  # steady: the warm-up iteration left out
+    memory_kb_per_iteration: float | None = None  # what each iteration after the first added to the peak
+
+
+class RunsOutAt(BaseModel):
+    """Where a cell projected to run out of memory would: its loop's line and iteration."""
+
+    line: int | None = None
+    iteration: int
+    of: int
+
+
+class Forecast(BaseModel):
+    """Before the cell runs: how long it takes whole and what the kernel's memory peaks at, from what its
+    trial measured (kernel/trial/forecast.py). `observed`: the trial ran it whole (or to its crash);
+    `projected`: from the first iterations of loops it cut. Never a claim that the cell crashes."""
+
+    seconds: float | None = None  # the full cell's wall time (to its crash, for one that crashes)
+    seconds_low: float | None = None
+    seconds_high: float | None = None  # None with `at_least`
+    at_least: bool = False  # a loop of unknown length or a sampled library call: `seconds` is a lower bound
+    basis: Literal["observed", "projected"] = "observed"
+    projected_from: list[ForecastBasis] = Field(default_factory=list)
+    peak_memory_mb: float | None = None  # the kernel's resident memory at the cell's peak
+    memory_available_mb: float | None = (
+        None  # what the kernel may hold: now, plus the machine's or cgroup's room
+    )
+    gpu_peak_mb: float | None = None
+    gpu_available_mb: float | None = None
+    out_of_memory: bool = False  # the projected peak exceeds what is available
+    runs_out_at: RunsOutAt | None = None
 
 
 class TrialOutcome(BaseModel):
@@ -189,6 +231,7 @@ class TrialOutcome(BaseModel):
     worker: TrialWorker | None = None  # the trial ran in a fresh process on a copy of the cell's inputs
     # The chain: the code cells below, run after the target in the same trial when they were sent
     below: list[BelowOutcome] = Field(default_factory=list)
+    forecast: Forecast | None = None  # how long the cell takes whole and its memory peak
 
     @property
     def shortened(self) -> bool:

@@ -50,6 +50,7 @@ MANIFEST = (
     "trial/transfer",
     "trial/child",
     "trial/stuck",
+    "trial/forecast",
     "trial/watch",
     "trial/fork",
     "trial/spawned",

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..api import BelowCell, NotebookCell, NotebookRequest, NotebookRun
-from ..models import BelowOutcome
+from ..models import BelowOutcome, Forecast
 from .errors import KernelBusy, KernelNotFound
 
 log = logging.getLogger(__name__)
@@ -184,8 +184,8 @@ class Runs:
         )
         self._update(run_id, state=state, cells=cells, done=sum(c.status != "not_reached" for c in cells),
                      running=None, first_crash=cells[first] if first is not None else None,
-                     first_crash_index=first, elapsed_ms=ms,
-                     message=what)  # fmt: skip
+                     first_crash_index=first, elapsed_ms=ms, message=what,
+                     forecast=_forecast(outcome.get("forecast")))  # fmt: skip
 
     async def _hidden(self, kernel_id: str, cell: NotebookCell) -> NotebookCell:
         found = _NAME_ERROR.search(cell.message or "")
@@ -196,6 +196,14 @@ class Runs:
         except Exception:
             return cell  # the kernel is busy or gone: no word on hidden state rather than a wrong one
         return cell.model_copy(update={"hidden": found.group(1) not in lacks})
+
+
+def _forecast(found: Any) -> Forecast | None:
+    """The run's forecast as the kernel sent it; None where it is missing or malformed (never an error)."""
+    try:
+        return Forecast.model_validate(found) if isinstance(found, dict) else None
+    except ValueError:
+        return None
 
 
 def _rerun_words(rerun: Any) -> str:
@@ -242,5 +250,6 @@ def cells_of(sent: list[BelowCell], entries: list[BelowOutcome]) -> list[Noteboo
             cell_id=cell.cell_id, status=status, exception=entry.exception, message=entry.message,
             line=entry.line, elapsed_ms=entry.elapsed_ms, shortened=shortened, quick=entry.quick,
             after_cut=entry.status == "crashed" and not entry.observed, reason=reason,
+            forecast=entry.forecast,
         ))  # fmt: skip
     return out

@@ -307,6 +307,7 @@ class AnalysisService:
                 ),
                 trial=trial,
                 below=found,
+                forecast=trial.forecast if trial is not None else None,
                 **extra,
             )
 

@@ -30,6 +30,7 @@ export interface IAnalyzeResult {
   trial: ITrialOutcome | null;
   fixes: IFix[];
   below: IBelowOutcome[] | null;
+  forecast: IForecast | null;
 }
 
 /**
@@ -78,6 +79,7 @@ export interface INotebookRun {
   first_crash: INotebookCell | null;
   first_crash_index: number | null;
   message: string | null;
+  forecast: IForecast | null;
 }
 
 /** Per-request overrides of the server defaults. */
@@ -163,6 +165,7 @@ export interface ITrialOutcome {
   progress: ITrialProgress | null;
   worker: ITrialWorker | null;
   below: IBelowOutcome[];
+  forecast: IForecast | null;
 }
 
 /**
@@ -203,6 +206,27 @@ export interface IBelowOutcome {
   quick: IQuickTrial | null;
   without_edit: boolean | null;
   unbound: string[];
+  forecast: IForecast | null;
+}
+
+/**
+ * Before the cell runs: how long it takes whole and what the kernel's memory peaks at, from what its
+ * trial measured (kernel/trial/forecast.py). `observed`: the trial ran it whole (or to its crash);
+ * `projected`: from the first iterations of loops it cut. Never a claim that the cell crashes.
+ */
+export interface IForecast {
+  seconds: number | null;
+  seconds_low: number | null;
+  seconds_high: number | null;
+  at_least: boolean;
+  basis: 'observed' | 'projected';
+  projected_from: IForecastBasis[];
+  peak_memory_mb: number | null;
+  memory_available_mb: number | null;
+  gpu_peak_mb: number | null;
+  gpu_available_mb: number | null;
+  out_of_memory: boolean;
+  runs_out_at: IRunsOutAt | null;
 }
 
 export interface INotebookSettings {
@@ -231,6 +255,7 @@ export interface INotebookCell {
   after_cut: boolean;
   reason: string | null;
   hidden: boolean | null;
+  forecast: IForecast | null;
 }
 
 /** A certain crash found by a deterministic check. */
@@ -276,6 +301,24 @@ export interface ITrialWorker {
   rebuild_ms: number | null;
   handover_ms: number | null;
   warm_ms: number | null;
+}
+
+/** One loop a forecast projected from: what the trial measured of it. */
+export interface IForecastBasis {
+  line: number | null;
+  kind: string | null;
+  iterations: number | null;
+  total: number | null;
+  runs: number | null;
+  seconds_per_iteration: number | null;
+  memory_kb_per_iteration: number | null;
+}
+
+/** Where a cell projected to run out of memory would: its loop's line and iteration. */
+export interface IRunsOutAt {
+  line: number | null;
+  iteration: number;
+  of: number;
 }
 
 /**

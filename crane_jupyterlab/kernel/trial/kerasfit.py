@@ -41,6 +41,8 @@ def keras_fit(runtime: Runtime) -> None:
         def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
             done = self.loop.iterations = epoch + 1
             self.loop.seconds = time.monotonic() - self.started
+            if done == 1:
+                self.loop.first_s = self.loop.seconds
             total = self.loop.total
             if done >= runtime.k and (total or 0) > done and runtime.long(self.started, done, total):
                 runtime._cut(self.loop)
@@ -54,7 +56,9 @@ def keras_fit(runtime: Runtime) -> None:
         line = caller.f_lineno if caller is not None and caller.f_code.co_filename == runtime.filename else 0
         epochs = kwargs.get("epochs", args[4] if len(args) > 4 else 1)
         loop = Loop(line, "fit")
-        loop.runs, loop.total = 1, epochs if isinstance(epochs, int) else None
+        loop.runs = 1
+        if isinstance(epochs, int):
+            loop.length(epochs)
         runtime.fits.append(loop)
         kwargs["callbacks"] = [*list(kwargs.get("callbacks") or []), _Cut(loop)]
         return fit(self, *args, **kwargs)

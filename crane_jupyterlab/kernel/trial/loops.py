@@ -25,17 +25,29 @@ NEVER = 1 << 62  # k of a full trial: nothing is cut
 
 class Loop:
     """One loop of the cell (or a library call): its runs, the iterations they made, the seconds they took
-    (a `for` loop's and a `while` loop's own, measured; 0.0 where the library call timed itself), and
-    whether it was cut and its length per run when known."""
+    (a `for` loop's and a `while` loop's own, measured; 0.0 where the library call timed itself), the
+    first iteration's seconds (a warm-up: a first forward pass, a first batch), how much the process's
+    peak memory grew while it ran, and whether it was cut and its length per run when known (the
+    shortest and longest when runs differ: an inner loop whose length grows with the outer index)."""
 
-    __slots__ = ("cut", "iterations", "kind", "line", "runs", "seconds", "total")
+    __slots__ = ("cut", "first_s", "grew_kb", "iterations", "kind", "line", "runs", "seconds", "shortest",
+                 "steady_kb", "total")  # fmt: skip
 
     def __init__(self, line: int, kind: str) -> None:
         self.line, self.kind = line, kind
         self.runs = self.iterations = 0
         self.cut = False
         self.total: int | None = None
+        self.shortest: int | None = None
         self.seconds = 0.0
+        self.first_s: float | None = None
+        self.grew_kb = 0  # peak memory's growth over its measured runs
+        self.steady_kb = 0  # the part after each run's first iteration (what every iteration adds)
+
+    def length(self, n: int) -> None:
+        """A run's length (`len` of what it iterates, or Keras' epochs)."""
+        self.total = n if self.total is None else max(self.total, n)
+        self.shortest = n if self.shortest is None else min(self.shortest, n)
 
     def full_s(self) -> float | None:
         """The seconds the loop's runs would take whole, projected from the iterations that ran (its
@@ -48,9 +60,27 @@ class Loop:
 
     def report(self) -> dict[str, Any]:
         full = self.full_s()
-        return {"line": self.line, "kind": self.kind, "iterations": self.iterations, "runs": self.runs,
-                "cut": self.cut, "total": self.total, "seconds": round(self.seconds, 4),
-                "full_s": None if full is None else round(full, 3)}  # fmt: skip
+        out = {"line": self.line, "kind": self.kind, "iterations": self.iterations, "runs": self.runs,
+               "cut": self.cut, "total": self.total, "seconds": round(self.seconds, 4),
+               "full_s": None if full is None else round(full, 3)}  # fmt: skip
+        if self.first_s is not None:
+            out["first_s"] = round(self.first_s, 4)
+        if self.grew_kb:
+            out["grew_kb"], out["steady_kb"] = self.grew_kb, self.steady_kb
+        if self.shortest is not None and self.shortest != self.total:
+            out["shortest"] = self.shortest
+        return out
+
+
+def peak_kb() -> int:
+    """This process's peak resident memory so far (kB): one system call, no file opened (the sandbox
+    refuses files outside the cell's; a rusage read is none)."""
+    import resource
+
+    try:
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    except (OSError, ValueError):
+        return 0
 
 
 class Plan:
@@ -79,6 +109,8 @@ class Runtime:
         self.fits: list[Loop] = []  # Keras fit calls
         self.started: dict[int, tuple[float, int]] = {}  # while loops: their run's start and count
         self.before: dict[int, float] = {}  # while loops: the seconds of their earlier runs
+        self.peaks: dict[int, tuple[int, int]] = {}  # while loops: peak memory at their run's start
+        self.firsts: dict[int, tuple[int, int]] = {}  # ... and after its first iteration
         self.sizes: dict[int, list[int | None]] = {}  # lengths of enumerate/zip arguments (`size`)
         self.filename = ""
         self.budget_s = 0.0
@@ -148,15 +180,20 @@ class Runtime:
         if total is None and sizes and None not in sizes and type(iterable) in (enumerate, zip):
             total = min(n for n in sizes if n is not None)  # the builtin's own (not a notebook's shadow)
         if total is not None:
-            loop.total = total if loop.total is None else max(loop.total, total)
+            loop.length(total)
         return self._each(loop, iter(iterable), total)
 
     def _each(self, loop: Loop, it: Iterator[Any], total: int | None) -> Iterator[Any]:
         started, n, first = time.monotonic(), 0, 0.0
+        peak = peak_kb() if loop.runs <= 3 else 0  # an inner loop's thousands of runs: its outer's growth
+        after_first = 0
         try:
             while True:
                 if n == 1:
                     first = time.monotonic()
+                    if loop.first_s is None:
+                        loop.first_s = first - started
+                    after_first = peak_kb() if peak else 0
                 # Decided before the next item is taken: a cut loop never runs its producer once more.
                 if n >= self.k and self.long(started, n, total, first):
                     self._cut(loop)
@@ -172,18 +209,34 @@ class Runtime:
                 yield item
         finally:  # its end, its cut, a `break` or a crash in its body (the generator is closed)
             loop.seconds += time.monotonic() - started
+            if peak:
+                end = peak_kb()
+                loop.grew_kb += max(0, end - peak)
+                loop.steady_kb += max(0, end - after_first) if after_first else 0
 
     def enter(self, lid: int) -> None:
         loop = self._loop(lid)
         loop.runs += 1
         self.started[lid] = (time.monotonic(), 0)
         self.before[lid] = loop.seconds
+        if loop.runs <= 3:
+            self.peaks[lid] = (peak_kb(), loop.grew_kb)
 
     def stop(self, lid: int) -> bool:
         """Whether the while loop `lid` stops before its next iteration."""
         loop = self._loop(lid)
         started, n = self.started.get(lid, (time.monotonic(), 0))
         loop.seconds = self.before.get(lid, 0.0) + time.monotonic() - started  # this run's so far
+        if n == 1 and loop.first_s is None:
+            loop.first_s = loop.seconds - self.before.get(lid, 0.0)
+        if lid in self.peaks and n and n % 16 == 1:  # every 16th iteration: one system call
+            at, before = self.peaks[lid]
+            loop.grew_kb = before + max(0, peak_kb() - at)
+            if n == 1:
+                self.firsts[lid] = (peak_kb(), loop.steady_kb)
+            elif lid in self.firsts:
+                at_first, steady = self.firsts[lid]
+                loop.steady_kb = steady + max(0, peak_kb() - at_first)
         if n >= self.k and self.long(started, n, None):
             self._cut(loop)
             return True
@@ -218,7 +271,8 @@ class Runtime:
             self.writer = -1
 
     def report(self) -> dict[str, Any]:
-        loops = [v.report() for v in self.loops.values() if v.runs] + [f.report() for f in self.fits]
+        loops = [{**v.report(), "stmt": self.plan.loops[lid][2]} for lid, v in self.loops.items() if v.runs]
+        loops += [{**f.report(), "stmt": _statement(self.plan.body, f.line)} for f in self.fits]
         loops += [{**v.report(), "earlier": True} for v in self.earlier.values() if v.runs]
         out: dict[str, Any] = {"k": self.k, "loops": loops, "cut": any(v["cut"] for v in loops)}
         if self.skipped:

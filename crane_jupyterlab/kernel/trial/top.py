@@ -22,6 +22,7 @@ import sys
 import time
 from typing import Any
 
+from . import forecast
 from .outcome import ms, unavailable
 from .watch import Trial
 from .worker import SETUP_S, Spare
@@ -141,6 +142,7 @@ class TopRun:
         trial.memory = spare.memory
         trial.detect_deadlock = False
         trial.warm_kb = int(warm.get("warm_kb") or 0)
+        trial.baseline_kb = forecast.resident_kb(spare.pid) or trial.warm_kb
         spare.memory = spare.report = -1  # the watching thread closes them now
         job = {"cells": self.cells, "opts": opts, "scratch": spare.scratch, "modules": [], **environment}
         spare.control.sendall(json.dumps(job).encode() + b"\n")

@@ -16,6 +16,7 @@ import sys
 import time
 from typing import Any
 
+from . import forecast
 from .outcome import REBUILD_REFUSED, died, listed, ms, private_kb, unavailable
 from .sandbox import overlay
 from .sandbox.supervisor import Supervisor
@@ -54,6 +55,8 @@ class Trial:
         self.layer_peak = 0  # bytes it held at most
         self.setup_s = SETUP_ALLOWANCE_S  # its time to say "ready", before the cell's budget starts
         self.warm_kb = 0  # memory it held of its own before the trial (a worker's warm libraries)
+        # the memory a run from the top starts from (a fresh interpreter's); None: a kernel's trial
+        self.baseline_kb: int | None = None
         # A forked child waiting on a lock with no CPU progress can never go on; a worker's main thread
         # waits like that while TensorFlow's pools compute.
         self.detect_deadlock = True
@@ -286,9 +289,30 @@ class Trial:
             outcome["writes"] = written
         if peak_kb and "extra_memory_mb" not in outcome:
             outcome["extra_memory_mb"] = round(peak_kb / 1024, 1)
+        if not self.below or self.baseline_kb is None:  # a run from the top has no target of its own
+            ahead = forecast.build(outcome, peak_kb, forecast.resident_kb(), forecast.available_kb())
+            if ahead is not None:
+                outcome["forecast"] = ahead
         if self.below:
             outcome["below"] = self._below(outcome["status"], chain_stopped)
+            if self.baseline_kb is not None:  # the whole run from the top: a fresh interpreter's memory
+                outcome["forecast"] = self._whole(outcome["below"], peak_kb)
         return outcome
+
+    def _whole(self, steps: list[dict[str, Any]], peak_kb: int) -> dict[str, Any]:
+        """The forecast of a run from the top: its cells' times added up to the first that did not run
+        to its end; its memory the fresh interpreter's plus the run's peak."""
+        ahead = [step.get("forecast") for step in steps if step.get("status") in ("finished", "crashed")]
+        known = [a for a in ahead if isinstance(a, dict)]
+        seconds = sum(float(a["seconds"] or 0.0) for a in known)
+        low = sum(float(a["seconds_low"] or 0.0) for a in known)
+        highs = [a.get("seconds_high") for a in known]
+        projected = any(a.get("basis") == "projected" for a in known)
+        whole: dict[str, Any] = {"seconds": round(seconds, 2), "seconds_low": round(low, 2),
+                 "seconds_high": None if None in highs else round(sum(highs), 2),  # type: ignore[arg-type]
+                 "at_least": any(a.get("at_least") for a in known),
+                 "basis": "projected" if projected else "observed", "projected_from": []}  # fmt: skip
+        return forecast._memory(whole, peak_kb, 0.0, self.baseline_kb, forecast.available_kb(), None)
 
     def _below(self, target: str, stopped: str | None) -> list[dict[str, Any]]:
         """One entry per cell below: its step's outcome, or why it was not reached."""
@@ -299,6 +323,9 @@ class Trial:
             step = self.steps.get(index) if why is None else None
             if step is not None:
                 entry.update({k: v for k, v in step.items() if k in _STEP_KEYS})
+                ahead = forecast.build(entry, 0)  # time only: the trial's memory is the whole chain's
+                if ahead is not None:
+                    entry["forecast"] = ahead
                 if step["os_refusals"] and step.get("status") in ("crashed", "finished"):
                     exc = entry.get("exception")
                     refused = f"the sandbox refused to {listed(step['os_refusals'])}"

@@ -1,0 +1,270 @@
+"""Before a long run: how long the cell takes whole and how much memory the kernel peaks at, from what its
+trial measured (the kernel's side, after the trial; nothing runs again).
+
+A trial that ran the cell to its end (or to its crash) with nothing cut has *observed* its time. A quick
+trial cut its long loops after their first iterations; each loop reports its length, the iterations that
+ran, their seconds and the first one's (a warm-up), and how much the process's peak memory grew
+(`loops.Loop`). The full time is *projected*: the measured time, plus each cut loop's iterations left at
+its steady rate (the warm-up iteration left out; the range runs from the faster to the slower of the
+two rates). Loops cut in one top-level statement are nested: the statement's measured time scales by
+each one's length over the iterations that ran; a loop whose length grew from run to run (an inner loop
+over `range(i)`) makes its outer loop's time grow as the square of its length, not linearly. A cut loop
+of unknown length (a `while`, a generator) or a library call run on a sample makes the time a lower
+bound (`at_least`).
+
+Memory: the kernel's resident memory now, plus what the trial added at its peak (`extra_kb`, the trial
+process's own pages), plus what each cut loop's iterations added after their first one, times the
+iterations left. Against what the kernel can have: its resident memory plus the machine's available
+memory, or less where the kernel's cgroup (v2 or v1) leaves less. Out of memory only where the projected
+peak exceeds that. Stdlib only; the payload's kernel side (`watch.py`) calls `build`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+# A trial's measured rate may be off by this much either way on a loaded machine: the range's margin.
+MARGIN = 1.25
+# Kinds of loops that libcalls runs on a sample of rows (timed by the library call, not per iteration).
+_SAMPLED = ("rows", "minimize")
+
+
+def build(
+    outcome: dict[str, Any], extra_kb: int, kernel_kb: int | None = None, available_kb: int | None = None
+) -> dict[str, Any] | None:
+    """The forecast of the cell whose trial ended with `outcome` (None where the trial decided nothing:
+    blocked, unavailable, out of the trial's memory). `extra_kb`: the trial's own peak memory;
+    `kernel_kb`: the kernel's resident memory now; `available_kb`: what more the kernel may take."""
+    status = outcome.get("status")
+    elapsed = float(outcome.get("elapsed_ms") or 0.0) / 1000
+    if status == "timed_out":  # the cell ran past the budget: it takes at least that long
+        progress = outcome.get("progress") or {}
+        elapsed = float(progress.get("elapsed_ms") or outcome.get("elapsed_ms") or 0.0) / 1000
+        return _memory({"seconds": round(elapsed, 2), "seconds_low": round(elapsed, 2), "seconds_high": None,
+                        "at_least": True, "basis": "observed", "projected_from": []},
+                       extra_kb, 0, kernel_kb, available_kb, None)  # fmt: skip
+    if status not in ("finished", "crashed"):
+        return None
+    loops = [loop for loop in (outcome.get("quick") or {}).get("loops") or [] if isinstance(loop, dict)]
+    cut = [loop for loop in loops if loop.get("cut")]
+    if not cut:
+        return _memory({"seconds": round(elapsed, 2), "seconds_low": round(elapsed, 2),
+                        "seconds_high": round(elapsed, 2), "at_least": False, "basis": "observed",
+                        "projected_from": []}, extra_kb, 0, kernel_kb, available_kb, None)  # fmt: skip
+    mid = low = high = 0.0
+    at_least = False
+    grows_kb = 0.0
+    worst: tuple[float, dict[str, Any]] | None = None  # the loop whose iterations add the most memory
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for n, loop in enumerate(cut):
+        key = loop.get("stmt") if loop.get("stmt") is not None and not loop.get("earlier") else ("own", n)
+        groups.setdefault(key, []).append(loop)
+    growing = {loop.get("stmt") for loop in loops if _grows(loop) and not loop.get("earlier")}
+    for key, group in groups.items():
+        extra = _group(group, key in growing)
+        if extra is None:
+            at_least = True
+            continue
+        mid, low, high = mid + extra[0], low + extra[1], high + extra[2]
+        for loop in group:
+            per = _growth_per_iteration(loop)
+            left = _left(loop)
+            if per and left:
+                grows_kb += per * left
+                if worst is None or per > worst[0]:
+                    worst = (per, loop)
+    forecast = {"seconds": round(elapsed + mid, 2), "seconds_low": round(elapsed + low, 2),
+                "seconds_high": None if at_least else round(elapsed + high, 2), "at_least": at_least,
+                "basis": "projected", "projected_from": [_basis(loop) for loop in cut][:6]}  # fmt: skip
+    return _memory(forecast, extra_kb, grows_kb, kernel_kb, available_kb, worst)
+
+
+def _left(loop: dict[str, Any]) -> int:
+    total, runs = loop.get("total"), max(int(loop.get("runs") or 1), 1)
+    if not isinstance(total, int):
+        return 0
+    return max(total * runs - int(loop.get("iterations") or 0), 0)
+
+
+def _rates(loop: dict[str, Any]) -> tuple[float, float] | None:
+    """(steady, with warm-up) seconds per iteration; None where the loop was not timed."""
+    seconds, n = float(loop.get("seconds") or 0.0), int(loop.get("iterations") or 0)
+    if not seconds or not n or loop.get("kind") in _SAMPLED or (loop.get("kind") == "fit" and not seconds):
+        return None
+    every = seconds / n
+    first = loop.get("first_s")
+    steady = (seconds - float(first)) / (n - 1) if isinstance(first, (int, float)) and n > 1 else every
+    return max(steady, 0.0), every
+
+
+def _grows(loop: dict[str, Any]) -> bool:
+    """A loop whose runs had different lengths: an inner loop over `range(i)` of an outer loop."""
+    return int(loop.get("runs") or 1) > 1 and loop.get("shortest") is not None
+
+
+def _group(group: list[dict[str, Any]], growing: bool) -> tuple[float, float, float] | None:
+    """Seconds a statement's cut loops add when run whole: (projection, low, high); None when one of them
+    has no length or no time. `growing`: a loop of the statement runs longer each time its outer loop
+    comes round, so the outer loop's later iterations cost more than its first: its factor is squared."""
+    scale_steady = scale_every = 1.0
+    measured = 0.0
+    for loop in group:
+        total, rates = loop.get("total"), _rates(loop)
+        if not isinstance(total, int) or rates is None:
+            return None
+        # the time of the loop's runs whole, against the measured: per iteration, steady and with warm-up
+        factor = _factor(loop, growing)
+        steady, every = rates
+        measured = max(measured, float(loop.get("seconds") or 0.0))
+        scale_steady *= factor * (steady / every if every else 1.0)
+        scale_every *= factor
+    nested = len(group) > 1 and any(int(loop.get("runs") or 1) > 1 for loop in group)
+    if nested:  # the outer loop's measured time holds the inner ones': scale it by every factor
+        fast, slow = sorted((measured * scale_steady, measured * scale_every))
+        return (
+            max(measured * scale_steady - measured, 0.0),
+            max(fast - measured, 0.0) / MARGIN,
+            (max(slow - measured, 0.0) * MARGIN),
+        )
+    mid = low = high = 0.0
+    for loop in group:
+        seconds, (steady, every) = float(loop.get("seconds") or 0.0), _rates(loop) or (0.0, 0.0)
+        if growing and int(loop.get("runs") or 1) == 1:  # its later iterations cost more: whole, squared
+            extra = seconds * (_factor(loop, True) - 1)
+            mid, low, high = mid + extra, low + extra / MARGIN, high + extra * MARGIN
+            continue
+        left = _left(loop)  # the iterations left, at the steady rate (the warm-up is behind it)
+        mid += steady * left
+        low += min(steady, every) * left / MARGIN
+        high += max(steady, every) * left * MARGIN
+    return mid, low, high
+
+
+def _factor(loop: dict[str, Any], growing: bool) -> float:
+    """How many times the loop's measured iterations its runs whole are (squared for an outer loop whose
+    inner loop grows with it)."""
+    runs, n = max(int(loop.get("runs") or 1), 1), max(int(loop.get("iterations") or 1), 1)
+    factor = int(loop["total"]) * runs / n
+    return factor * factor if growing and runs == 1 else factor
+
+
+def _growth_per_iteration(loop: dict[str, Any]) -> float:
+    """kB the process's peak memory grew per iteration after the first (what each one keeps)."""
+    steady, n, runs = (
+        loop.get("steady_kb"),
+        int(loop.get("iterations") or 0),
+        max(int(loop.get("runs") or 1), 1),
+    )
+    if not isinstance(steady, (int, float)) or n <= runs:
+        return 0.0
+    return float(steady) / (n - runs)
+
+
+def _basis(loop: dict[str, Any]) -> dict[str, Any]:
+    """What a projection read from one cut loop, for the panel."""
+    rates = _rates(loop)
+    return {"line": loop.get("line"), "kind": loop.get("kind"), "iterations": loop.get("iterations"),
+            "total": loop.get("total"), "runs": loop.get("runs"),
+            "seconds_per_iteration": None if rates is None else round(rates[0], 4),
+            "memory_kb_per_iteration": round(_growth_per_iteration(loop), 1)}  # fmt: skip
+
+
+def _memory(
+    forecast: dict[str, Any],
+    extra_kb: int,
+    grows_kb: float,
+    kernel_kb: int | None,
+    available_kb: int | None,
+    worst: tuple[float, dict[str, Any]] | None,
+) -> dict[str, Any]:
+    forecast.update(peak_memory_mb=None, memory_available_mb=None, gpu_peak_mb=None, gpu_available_mb=None,
+                    out_of_memory=False, runs_out_at=None)  # fmt: skip
+    if kernel_kb is None:
+        return forecast
+    peak = kernel_kb + max(extra_kb, 0) + grows_kb
+    forecast["peak_memory_mb"] = round(peak / 1024, 1)
+    if available_kb is None:
+        return forecast
+    can = kernel_kb + available_kb
+    forecast["memory_available_mb"] = round(can / 1024, 1)
+    if peak > can:
+        forecast["out_of_memory"] = True
+        if worst is not None:
+            per, loop = worst
+            room = can - kernel_kb - max(extra_kb, 0)
+            at = int(loop.get("iterations") or 0) + max(int(room / per), 0)
+            total = int(loop.get("total") or 0) * max(int(loop.get("runs") or 1), 1)
+            forecast["runs_out_at"] = {"line": loop.get("line"), "iteration": at, "of": total}
+    return forecast
+
+
+# -- what the kernel has and may have (read in the kernel, never in the sandboxed trial) ----------------
+
+
+def resident_kb(pid: int | str = "self") -> int | None:
+    """A process's resident memory (VmRSS), kB."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def available_kb() -> int | None:
+    """What more this process may take: the machine's available memory, or less where its cgroup's limit
+    (v2 `memory.max`, v1 `memory.limit_in_bytes`) leaves less. None where /proc says nothing (not Linux)."""
+    machine = _meminfo("MemAvailable")
+    if machine is None:
+        return None
+    room = _cgroup_room()
+    return machine if room is None else min(machine, room)
+
+
+def _meminfo(key: str) -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _cgroup_room(root: str = "/sys/fs/cgroup", membership: str = "/proc/self/cgroup") -> int | None:
+    """kB left under this process's cgroup memory limit; None without a limit."""
+    try:
+        with open(membership, encoding="ascii", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        controllers, path = parts[1], parts[2].lstrip("/")
+        if controllers == "":  # v2: one unified hierarchy
+            return _room(os.path.join(root, path, "memory.max"), os.path.join(root, path, "memory.current"))
+        if "memory" in controllers.split(","):  # v1: the memory controller's own hierarchy
+            base = os.path.join(root, "memory", path)
+            return _room(
+                os.path.join(base, "memory.limit_in_bytes"), os.path.join(base, "memory.usage_in_bytes")
+            )
+    return None
+
+
+def _room(limit_file: str, usage_file: str) -> int | None:
+    try:
+        with open(limit_file, encoding="ascii") as fh:
+            limit = fh.read().strip()
+        with open(usage_file, encoding="ascii") as fh:
+            usage = int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
+    if limit == "max" or not limit.isdigit() or int(limit) >= 1 << 60:  # v1 says "no limit" with a huge one
+        return None
+    return max(int(limit) - usage, 0) // 1024

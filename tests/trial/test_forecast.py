@@ -1,0 +1,141 @@
+"""The forecast (kernel/trial/forecast.py): a cell's time whole and the kernel's memory peak, from what its
+trial measured; out of memory only where the projected peak exceeds what the kernel may have."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from crane_jupyterlab.kernel.trial import forecast
+
+MB = 1024
+
+
+def cut(**loop: Any) -> dict[str, Any]:
+    return {"line": 2, "kind": "for", "runs": 1, "cut": True, "stmt": 1, **loop}
+
+
+def test_a_trial_that_ran_the_cell_whole_observed_its_time() -> None:
+    done = {"status": "finished", "elapsed_ms": 1234.0, "quick": {"k": 2, "cut": False, "loops": []}}
+    ahead = forecast.build(done, 10 * MB, 500 * MB, 8000 * MB)
+    assert ahead is not None and ahead["basis"] == "observed" and ahead["seconds"] == 1.23
+    assert (ahead["peak_memory_mb"], ahead["memory_available_mb"], ahead["out_of_memory"]) == (
+        510.0,
+        8500.0,
+        False,
+    )
+
+
+def test_a_cut_loop_is_projected_at_its_steady_rate_with_a_range() -> None:
+    # 2 of 100 iterations in 0.3 s, the first (a warm-up) 0.2 s: 0.1 s each after it
+    loop = cut(iterations=2, total=100, seconds=0.3, first_s=0.2)
+    ahead = forecast.build({"status": "finished", "elapsed_ms": 500.0, "quick": {"loops": [loop]}}, 0)
+    assert ahead is not None and ahead["basis"] == "projected" and not ahead["at_least"]
+    # 0.5 s measured + 98 iterations left at 0.1 s
+    assert ahead["seconds"] == pytest.approx(0.5 + 9.8, abs=0.05)
+    assert ahead["seconds_low"] < ahead["seconds"] < ahead["seconds_high"]
+    assert ahead["seconds_high"] >= 0.5 + 0.15 * 98  # at the rate with the warm-up, and a margin
+    assert ahead["projected_from"][0]["seconds_per_iteration"] == pytest.approx(0.1)
+
+
+def test_an_outer_loop_whose_inner_loop_grows_is_not_projected_linearly() -> None:
+    # for i in range(100): for j in range(i): ...  cut after 4 outer iterations
+    outer = cut(iterations=4, total=100, seconds=0.4, first_s=0.1)
+    inner = {"line": 3, "kind": "for", "runs": 4, "cut": False, "stmt": 1, "iterations": 6, "total": 3,
+             "shortest": 0, "seconds": 0.39}  # fmt: skip
+    flat = forecast.build({"status": "finished", "elapsed_ms": 400.0, "quick": {"loops": [outer]}}, 0)
+    grows = forecast.build({"status": "finished", "elapsed_ms": 400.0, "quick": {"loops": [outer, inner]}}, 0)
+    assert flat is not None and grows is not None
+    assert grows["seconds"] > 10 * flat["seconds"]  # (100/4)^2 against 100/4
+
+
+def test_nested_cut_loops_scale_by_both_lengths() -> None:
+    outer = cut(iterations=2, total=10, seconds=1.0, first_s=0.5)
+    inner = cut(line=3, runs=2, iterations=4, total=50, seconds=0.9, first_s=0.2)
+    ahead = forecast.build(
+        {"status": "finished", "elapsed_ms": 1000.0, "quick": {"loops": [outer, inner]}}, 0
+    )
+    assert ahead is not None
+    # whole: 10 outer iterations of 50 inner ones, at about 1.0 s per 2x2 measured: ~125 s, not ~6 s
+    assert 60 < ahead["seconds"] < 300, ahead
+
+
+def test_a_cut_loop_of_unknown_length_gives_a_lower_bound() -> None:
+    loop = cut(kind="while", iterations=3, total=None, seconds=0.6)
+    ahead = forecast.build({"status": "finished", "elapsed_ms": 700.0, "quick": {"loops": [loop]}}, 0)
+    assert ahead is not None and ahead["at_least"] and ahead["seconds_high"] is None
+    assert ahead["seconds"] == 0.7
+
+
+def test_a_sampled_library_call_gives_a_lower_bound() -> None:
+    loop = cut(kind="rows", iterations=500, total=100_000, seconds=0.0)
+    ahead = forecast.build({"status": "finished", "elapsed_ms": 900.0, "quick": {"loops": [loop]}}, 0)
+    assert ahead is not None and ahead["at_least"]
+
+
+def test_out_of_memory_is_said_with_where_it_runs_out_and_never_for_a_cell_that_fits() -> None:
+    # each iteration after the first keeps 10 MB; 1000 iterations; the kernel holds 1 GB now
+    loop = cut(iterations=3, total=1000, seconds=0.3, first_s=0.1, grew_kb=25 * MB, steady_kb=20 * MB)
+    done = {"status": "finished", "elapsed_ms": 400.0, "quick": {"loops": [loop]}}
+    tight = forecast.build(done, 30 * MB, 1000 * MB, 4000 * MB)
+    assert tight is not None and tight["out_of_memory"], tight
+    assert tight["peak_memory_mb"] == pytest.approx(1000 + 30 + 997 * 10, rel=0.01)
+    assert tight["memory_available_mb"] == 5000.0
+    # the room (5000 - 1000 - 30 MB) lasts about 397 iterations past the 3 that ran
+    assert tight["runs_out_at"] == {"line": 2, "iteration": 400, "of": 1000}
+    roomy = forecast.build(done, 30 * MB, 1000 * MB, 64000 * MB)
+    assert roomy is not None and not roomy["out_of_memory"] and roomy["runs_out_at"] is None
+
+
+def test_a_trial_that_decided_nothing_has_no_forecast() -> None:
+    for status in ("blocked", "unavailable", "out_of_memory"):
+        assert forecast.build({"status": status, "reason": "x"}, 0, 100, 100) is None
+    timed = forecast.build({"status": "timed_out", "progress": {"elapsed_ms": 5000.0}}, 0)
+    assert timed is not None and timed["at_least"] and timed["seconds"] == 5.0
+
+
+@pytest.mark.parametrize(
+    ("membership", "files", "room"),
+    [
+        ("0::/user.slice/job\n",
+         {"user.slice/job/memory.max": "1073741824", "user.slice/job/memory.current": "268435456"}, 768 * MB),
+        ("0::/job\n", {"job/memory.max": "max", "job/memory.current": "1"}, None),
+        ("12:memory:/docker/abc\n3:cpu:/x\n",
+         {"memory/docker/abc/memory.limit_in_bytes": "2147483648",
+          "memory/docker/abc/memory.usage_in_bytes": "1073741824"}, 1024 * MB),
+        ("12:memory:/\n",
+         {"memory/memory.limit_in_bytes": "9223372036854771712", "memory/memory.usage_in_bytes": "5"}, None),
+    ],
+)  # fmt: skip
+def test_the_cgroups_limit_v1_and_v2(
+    tmp_path: Path, membership: str, files: dict[str, str], room: int | None
+) -> None:
+    (tmp_path / "cgroup").write_text(membership)
+    for name, text in files.items():
+        path = tmp_path / "fs" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n")
+    assert forecast._cgroup_room(str(tmp_path / "fs"), str(tmp_path / "cgroup")) == room
+
+
+def test_this_machine_says_what_is_available() -> None:
+    here = forecast.available_kb()
+    resident = forecast.resident_kb()
+    assert here is not None and here > 0 and resident is not None and resident > 0
+
+
+def test_a_quick_trial_measures_what_a_growing_loop_adds(kit: SimpleNamespace, os_layer: Any) -> None:
+    # 1 MB kept per iteration, 400 iterations of 20 ms: cut after its first ones; the forecast projects
+    # about 8 s and about 400 MB more than the trial held
+    cell = "import time\nkeep = []\nfor i in range(400):\n"
+    cell += "    keep.append(bytearray(1 << 20))\n    time.sleep(0.02)"
+    outcome = kit.run_here(cell, {}, quick=True, budget_s=1.0)
+    ahead = outcome["forecast"]
+    assert outcome["quick"]["cut"] and ahead["basis"] == "projected", outcome
+    assert 4.0 < ahead["seconds"] < 30.0, ahead
+    per = ahead["projected_from"][0]["memory_kb_per_iteration"]
+    assert 0.5 * MB < per < 2 * MB, ahead
+    assert ahead["peak_memory_mb"] > 300 and not ahead["out_of_memory"], ahead
