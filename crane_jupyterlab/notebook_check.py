@@ -124,11 +124,13 @@ def check(path: Path, args: argparse.Namespace) -> dict[str, Any]:
         results.append({**step, "status": status, "index": cell["index"], "code_cell": number})
     fails = next((r for r in results if r["status"] == "crashed" and not _depends(r)), None)
     timed = next((r for r in results if r["status"] in ("timed_out", "out_of_memory")), None)
-    status = "fails" if fails else ("unchecked" if timed or any(r["status"] == "not_reached" for r in results)
-                                    else "ran")  # fmt: skip
+    # a crash a cut loop may have caused, even in the last cell, leaves the notebook unchecked, not run
+    hedged = any(r["status"] == "crashed" and _depends(r) for r in results)
+    unreached = any(r["status"] == "not_reached" for r in results)
+    status = "fails" if fails else ("unchecked" if timed or hedged or unreached else "ran")
     return {"notebook": str(path), "status": status, "cells": results, "first_crash": fails,
             "seconds": seconds, "sandbox": outcome.get("sandbox"), "full": bool(args.full),
-            "rerun": outcome.get("rerun")}  # fmt: skip
+            "rerun": outcome.get("rerun"), "forecast": outcome.get("forecast")}  # fmt: skip
 
 
 def _depends(step: dict[str, Any]) -> bool:
@@ -136,6 +138,41 @@ def _depends(step: dict[str, Any]) -> bool:
     from .kernel.trial.top import hedged
 
     return hedged({**step, "status": "crashed"})
+
+
+def duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _takes(ahead: Any, shortened: bool) -> str:
+    """A shortened cell's time whole, projected from what its loops measured (` (whole: ~45 s)`)."""
+    if not shortened or not isinstance(ahead, dict) or not isinstance(ahead.get("seconds"), (int, float)):
+        return ""
+    bound = "at least " if ahead.get("at_least") else "~"
+    return f"; whole, it takes {bound}{duration(float(ahead['seconds']))}"
+
+
+def _whole_line(report: dict[str, Any]) -> str:
+    """The notebook's forecast: how long a full run takes to where this one ended, and its memory."""
+    ahead = report.get("forecast")
+    if not isinstance(ahead, dict) or not isinstance(ahead.get("seconds"), (int, float)):
+        return ""
+    bound = "at least " if ahead.get("at_least") else ("~" if ahead.get("basis") == "projected" else "")
+    words = f"  a full run takes {bound}{duration(float(ahead['seconds']))}"
+    if report.get("status") == "fails":
+        words += " to its first crash"
+    peak, room = ahead.get("peak_memory_mb"), ahead.get("memory_available_mb")
+    if isinstance(peak, (int, float)) and isinstance(room, (int, float)):
+        words += f", peaking at ~{size(peak)} of {size(room)}"
+    return words
+
+
+def size(mb: float) -> str:
+    return f"{mb / 1024:.1f} GB" if mb >= 1024 else f"{mb:.0f} MB"
 
 
 def _rerun_line(report: dict[str, Any]) -> str:
@@ -170,7 +207,7 @@ def _line(step: dict[str, Any]) -> str:
             f"{str(step.get('message') or '').splitlines()[0] if step.get('message') else ''}{took}{tail}"
         )
     if status in ("ran", "shortened"):
-        return f"  {where} {status}{took}"
+        return f"  {where} {status}{took}{_takes(step.get('forecast'), status == 'shortened')}"
     return f"  {where} {status.replace('_', ' ')}: {step.get('reason') or ''}".rstrip(": ")
 
 
@@ -190,8 +227,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {report['reason']}")
         for step in report.get("cells") or []:
             print(_line(step))
-        if _rerun_line(report):
-            print(_rerun_line(report))
+        for extra in (_rerun_line(report), _whole_line(report)):
+            if extra:
+                print(extra)
     counts = {s: sum(r["status"] == s for r in reports) for s in ("ran", "fails", "unchecked")}
     if not args.json:
         print(f"{len(reports)} notebooks: {counts['ran']} ran from the top, {counts['fails']} fail, "

@@ -4,6 +4,7 @@ interpreter, one line per cell, exit status 1 when one fails, 2 when one cannot 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -50,4 +51,24 @@ def test_a_long_loop_is_cut_unless_full(tmp_path: Path, capsys: pytest.CaptureFi
     # 100 s whole: past the 20 s the run has (a loop that fits the budget would run whole)
     notebook(tmp_path / "long.ipynb", "import time\nfor i in range(1000):\n    time.sleep(0.1)")
     assert main([str(tmp_path / "long.ipynb"), "--cell-budget", "1", "--budget", "20"]) == 0
-    assert "code cell 1 shortened" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "code cell 1 shortened" in out
+    # what it measured of the loop: 1000 iterations of 0.1 s, whole about 100 s (a loaded machine's range)
+    whole = re.search(r"whole, it takes ~(\d+) (s|min)", out)
+    assert whole is not None and 60 <= int(whole.group(1)) * (60 if whole.group(2) == "min" else 1) <= 200, (
+        out
+    )
+    assert re.search(r"a full run takes ~\S+ (s|min), peaking at ~[\d.]+ (MB|GB) of [\d.]+ GB", out), out
+
+
+def test_a_crash_a_cut_may_have_caused_leaves_the_notebook_unchecked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the last cell reads what a 100 s loop built; the quick run cuts it and cannot claim the crash, and a
+    # full run does not fit the 20 s: the notebook is not "ran", and the full run it needs is named
+    long = "import time\nbuilt = []\nfor i in range(1000):\n    time.sleep(0.1)\n    built.append(i)"
+    notebook(tmp_path / "hedge.ipynb", long, "built[999]")
+    assert main([str(tmp_path / "hedge.ipynb"), "--cell-budget", "1", "--budget", "20"]) == 2
+    out = capsys.readouterr().out
+    assert "hedge.ipynb: unchecked" in out and "not claimed" in out, out
+    assert re.search(r"a full run to code cell 2 takes about \d+ s, more than the budget leaves", out), out
