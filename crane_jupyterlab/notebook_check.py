@@ -135,7 +135,7 @@ def check(path: Path, args: argparse.Namespace) -> dict[str, Any]:
 
 def _depends(step: dict[str, Any]) -> bool:
     """A crash that may come from a cut loop (an earlier cell's, or its own): not claimed."""
-    from .kernel.trial.top import hedged
+    from .kernel.trial.chain import hedged
 
     return hedged({**step, "status": "crashed"})
 

@@ -193,3 +193,17 @@ def test_a_dataloader_with_workers_loads_in_the_trial_process() -> None:
     outcome = run_top(cells(setup, load, "assert total == 45.0", broken))
     assert [c["status"] for c in outcome["below"][:3]] == ["finished"] * 3, outcome
     assert (outcome["below"][3]["status"], outcome["below"][3]["exception"]) == ("crashed", "KeyError")
+
+
+def test_a_hedged_crash_does_not_end_the_run_for_cells_that_read_nothing_from_it() -> None:
+    # the crash at cell 3 may come from the cut 200 s loop, and a full run does not fit: the cells after
+    # it that read nothing it touched still run, one that reads `hist` waits, and a crash of its own
+    # further down is claimed
+    sources = cells("hist = []", LONG, "hist[3999]", "other = 1 + 1", "y = hist[0]", "print(never_bound_zz)")
+    outcome = run_top(sources)
+    statuses = [step["status"] for step in outcome["below"]]
+    assert statuses == ["finished", "finished", "crashed", "finished", "unavailable", "crashed"], outcome
+    hedge, _, waits, claimed = outcome["below"][2:]
+    assert hedge["after_cut"] and outcome["rerun"]["ran"] is False, outcome
+    assert "hist" in waits["reason"] and "cut loop" in waits["reason"], waits
+    assert claimed["exception"] == "NameError" and not claimed.get("after_cut"), claimed

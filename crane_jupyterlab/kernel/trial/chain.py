@@ -107,6 +107,7 @@ def run(
     above = Above(target_code, cut)
     started = time.monotonic()
     budget = float(opts.get("chain_s") or 10.0)
+    held: dict[str, int] = {}  # names a hedged crash may have left otherwise, and the cell that left them
     for index, cell in enumerate(below):
         source = cell.get("source") if isinstance(cell, dict) else None
         if not isinstance(source, str):
@@ -120,6 +121,13 @@ def run(
             _send(writer, {"phase": "below", "index": index, "status": "skipped", "reads": [],
                            "reason": "nothing to run (empty, or only comments)"})  # fmt: skip
             continue
+        if held:
+            waits = _waits(code_text, reads, held, ns)
+            if waits is not None:  # it may meet what the hedged crash left: not run, and the run goes on
+                held.update(dict.fromkeys(touches - _modules(touches, ns), index))
+                _send(writer, {"phase": "below", "index": index, "status": "unavailable", "goes_on": True,
+                               "reads": [], "reason": waits})  # fmt: skip
+                continue
         if not meets and not fresh and _ran_before(source, ns):
             _send(writer, {"phase": "below", "index": index, "status": "skipped", "reads": [],
                            "reason": "it reads nothing the chain changed, and the kernel already ran this "
@@ -144,14 +152,46 @@ def run(
                     "reason": f"the sandbox refused to {guard.refusals[refused]}{raised}"}  # fmt: skip
         if cut and not above.independent(done, reads, ns):
             done["after_cut"] = True  # an earlier step was shortened: this crash may come from what it left
+        if fresh and hedged(done):
+            # a crash a cut loop above may have caused, in a run from the top: the cells that read
+            # nothing it touched go on (the others wait for an answer), so the rest is still checked
+            done["goes_on"] = True
+            held.update(dict.fromkeys(touches - _modules(touches, ns), index))
         _send(writer, {"phase": "below", "index": index, "reads": meets, **done})
-        if done.get("status") not in GOES_ON:
+        if done.get("status") not in GOES_ON and not done.get("goes_on"):
             return
+        if done.get("goes_on"):
+            above.ran(code_text, reads, touches, ns, True)  # what it touched is as a cut loop's
+            cut = True
+            continue
         step_cut = bool((done.get("quick") or {}).get("cut"))
         cut = cut or step_cut
         above.ran(code_text, reads, touches, ns, step_cut)
         changed |= touches - _modules(touches, ns)
     _send(writer, {"phase": "chain_end", "elapsed_ms": ms(time.monotonic() - started)})
+
+
+def hedged(step: dict[str, Any]) -> bool:
+    """A crash that may come from a cut loop (an earlier cell's, or its own): seen, not claimed."""
+    quick = step.get("quick") or {}
+    crashed = step.get("status") == "crashed"
+    own = bool(quick.get("cut")) and quick.get("crash") != "certain"
+    return crashed and (bool(step.get("after_cut")) or own)
+
+
+def _waits(code_text: str, reads: set[str], held: dict[str, int], ns: dict[str, Any]) -> str | None:
+    """Why a cell after a hedged crash is not run (None: it reads nothing that crash may have left): a
+    name it touched, a function or object of the notebook's own (its code may read any global), or a
+    name bound by text the parser cannot see."""
+    met = sorted(reads & set(held))
+    if met:
+        shown = ", ".join(met[:3]) + (", ..." if len(met) > 3 else "")
+        return f"it reads {shown}, which a cell whose crash a cut loop may have caused left unknown"
+    if _DYNAMIC.search(code_text):
+        return "it may bind or read names the parser cannot see, after a crash a cut loop may have caused"
+    if any(_notebooks(ns.get(n)) for n in reads):
+        return "it calls the notebook's own code, which may read what a crash a cut loop may have caused left"
+    return None
 
 
 def allowance(left: float, cells: int, cell_s: float) -> float:

@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from . import forecast
+from .chain import hedged
 from .outcome import ms, unavailable
 from .watch import Trial
 from .worker import SETUP_S, Spare
@@ -155,15 +156,6 @@ class TopRun:
         outcome = dict(trial.outcome or unavailable("the worker left no outcome"))
         outcome["warm_ms"] = warm.get("warm_ms")
         return outcome
-
-
-def hedged(step: dict[str, Any]) -> bool:
-    """A crash that may come from a cut loop (an earlier cell's, or its own): seen, not claimed."""
-    quick = step.get("quick") or {}
-    crashed = step.get("status") == "crashed"
-    return crashed and (
-        bool(step.get("after_cut")) or (bool(quick.get("cut")) and quick.get("crash") != "certain")
-    )
 
 
 def first_unfinished(steps: list[dict[str, Any]]) -> int | None:

@@ -331,7 +331,7 @@ class Trial:
                     refused = f"the sandbox refused to {listed(step['os_refusals'])}"
                     refused += f" (the cell then raised {exc})" if exc else ""
                     entry.update(status="blocked", exception=None, message=None, reason=refused)
-                if entry.get("status") not in ("finished", "skipped"):
+                if entry.get("status") not in ("finished", "skipped") and not step.get("goes_on"):
                     why = "an earlier cell below did not run to its end"
             elif why is None and index == self.running_step:
                 chain_s = float(self.opts.get("chain_s") or 10.0)
