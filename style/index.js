@@ -1,2 +1,3 @@
 import './base.css';
 import './fromtop.css';
+import './forecast.css';

@@ -69,7 +69,8 @@ export const observedCrash: IAnalyzeResult = {
     quick: null,
     progress: null,
     worker: null,
-    below: []
+    below: [],
+    forecast: null
   }
 };
 
@@ -127,7 +128,8 @@ export function quickCrash(
       },
       progress: null,
       worker: null,
-      below: []
+      below: [],
+      forecast: null
     }
   };
 }
@@ -151,7 +153,8 @@ export function trialOutcome(
     quick: null,
     progress: null,
     worker: null,
-    below: []
+    below: [],
+    forecast: null
   };
 }
 
@@ -207,6 +210,7 @@ export function belowOutcome(over: Partial<IBelowOutcome> = {}): IBelowOutcome {
     quick: null,
     without_edit: false,
     unbound: [],
+    forecast: null,
     ...over
   };
 }

@@ -4,6 +4,7 @@ import type { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import type { IFix } from '../contract/api';
+import { badgeLine } from '../forecast/words';
 import type { CellNumbers, IDownstream } from './claim';
 import {
   downstreamLead,
@@ -132,7 +133,8 @@ export interface IBadgeChain {
  * being cut. An edit that makes a cell below crash, in a cell whose own check found no crash, takes
  * that crash's level and leads with it ("Cell 7 below would then crash: KeyError: 'age'. No crash
  * found in this cell itself (tried: …)"). A click anywhere on the badge opens the sidebar; a click
- * on the crash below goes to that cell (`onReveal`).
+ * on the crash below goes to that cell (`onReveal`). A long or tight cell's forecast follows on a
+ * line of its own ("Takes ~12 min · peaks at ~9.5 GB of 24 GB", `forecast/words.ts`).
  */
 export class CellBadge extends Widget {
   constructor(
@@ -192,7 +194,22 @@ export class CellBadge extends Widget {
     });
     this._fix.append(this._fixText, this._apply);
     this._fix.hidden = true;
-    this.node.append(this._icon, this._text, this._details, this._fix);
+    // Before it runs: a line of its own for a long or tight cell ("Takes ~12 min · peaks at …").
+    this._forecast = document.createElement('div');
+    this._forecast.className = `${BADGE_CLASS}-forecast`;
+    this._forecastIcon = document.createElement('span');
+    this._forecastIcon.className = 'jp-Crane-level-icon';
+    this._forecastText = document.createElement('span');
+    this._forecastText.className = `${BADGE_CLASS}-forecast-text`;
+    this._forecast.append(this._forecastIcon, this._forecastText);
+    this._forecast.hidden = true;
+    this.node.append(
+      this._icon,
+      this._text,
+      this._details,
+      this._forecast,
+      this._fix
+    );
     this.node.addEventListener('click', event => {
       event.stopPropagation();
       onOpen();
@@ -295,6 +312,7 @@ export class CellBadge extends Widget {
     }
     const hasDiagnosis = !['none', 'checking', 'busy'].includes(view.state);
     this._details.hidden = !hasDiagnosis;
+    this._renderForecast(view, record);
     this._offered = fix;
     this._fix.hidden = !fix;
     if (fix) {
@@ -306,6 +324,28 @@ export class CellBadge extends Widget {
     }
     // A cell that ran without an error needs no badge: its output speaks.
     this.setHidden(view.state === 'none' || view.state === 'passed');
+  }
+
+  /**
+   * The forecast's line, under a cell the check found no crash in or that may crash, when it is long
+   * or tight. A projected run out of memory takes the "may crash" look (never the observed one): it
+   * is a projection, not a crash seen.
+   */
+  private _renderForecast(
+    view: ICellView,
+    record: ICheckRecord | undefined
+  ): void {
+    const shown = view.state === 'no-crash' || view.state === 'may-crash';
+    const line = shown
+      ? badgeLine(this._trans, record?.result?.forecast)
+      : null;
+    this._forecast.hidden = !line;
+    this._forecastText.textContent = line?.text ?? '';
+    this._forecast.classList.toggle('jp-mod-may-crash', !!line?.outOfMemory);
+    this._forecastIcon.replaceChildren();
+    if (line?.outOfMemory) {
+      maybeIcon.element({ container: this._forecastIcon, tag: 'span' });
+    }
   }
 
   private _icon: HTMLElement;
@@ -320,6 +360,9 @@ export class CellBadge extends Widget {
   private _fix: HTMLElement;
   private _fixText: HTMLElement;
   private _apply: HTMLButtonElement;
+  private _forecast: HTMLElement;
+  private _forecastIcon: HTMLElement;
+  private _forecastText: HTMLElement;
   private _offered: IFix | null = null;
   private _state: CellState = 'none';
 }

@@ -133,6 +133,7 @@ export function pendingRun(
     cells: [],
     first_crash: null,
     first_crash_index: null,
-    message: null
+    message: null,
+    forecast: null
   };
 }

@@ -13,6 +13,7 @@ import React from 'react';
 import type { INotebookCell, INotebookRun } from '../contract/api';
 import { formatDuration } from '../badge/words';
 import { cellWords, progressText, summaryText } from './words';
+import { cellForecastText, runForecastText } from '../forecast/words';
 import { craneIcon, observedIcon } from '../badge/icons';
 import type { NotebookTop } from './run';
 
@@ -74,6 +75,8 @@ function CellLine(props: {
     cell.elapsed_ms !== null && cell.status !== 'not_reached'
       ? formatDuration(cell.elapsed_ms)
       : '';
+  // A shortened cell's time whole, projected from the iterations its quick run measured.
+  const whole = cellForecastText(trans, cell.forecast);
   return (
     <li
       className={`jp-Crane-top-cell jp-mod-${cell.status}${props.first ? ' jp-mod-first-crash' : ''}`}
@@ -94,6 +97,16 @@ function CellLine(props: {
           )}
           <span className="jp-Crane-top-status">{words.status}</span>
           {time && <span className="jp-Crane-top-time">{time}</span>}
+          {whole && (
+            <span
+              className="jp-Crane-top-forecast"
+              title={trans.__(
+                'A full run of this cell, projected from the iterations its quick run measured'
+              )}
+            >
+              ({whole})
+            </span>
+          )}
         </span>
         {sent && (
           <code className="jp-Crane-top-source">{firstLine(sent.source)}</code>
@@ -106,7 +119,7 @@ function CellLine(props: {
   );
 }
 
-/** The result of an ended run: a sentence, then one line per code cell. */
+/** The result of an ended run: a sentence (and how long a full run takes), then one line per code cell. */
 function Result(props: {
   trans: TranslationBundle;
   top: NotebookTop;
@@ -120,12 +133,16 @@ function Result(props: {
     run.cells.length > 0 &&
     run.cells.every(c => c.status === 'ran' || c.status === 'shortened');
   const level = failed ? 'will-crash' : clean ? 'no-crash' : 'error';
+  const forecast = runForecastText(trans, run);
   return (
     <>
       <p
         className={`jp-Crane-top-summary jp-mod-${level}${top.stale ? ' jp-mod-stale' : ''}`}
       >
         {summaryText(trans, run, id => top.numberOf(id), top.kernelHasIt)}
+        {forecast && (
+          <span className="jp-Crane-top-forecast-summary"> {forecast}</span>
+        )}
       </p>
       {top.stale && (
         <p className="jp-Crane-stale">

@@ -1,8 +1,9 @@
 /**
  * The diagnosis of one cell in the sidebar: the cause first (one sentence, the line, the decisive
- * facts), then a trial run's outcome, then the other facts by object, then the details that mean
- * something for this answer (model, votes, latency, tokens). The trial run's section is
- * `trial.tsx`, the facts' rows and groups `facts/view.tsx`.
+ * facts), then how long it takes and what memory it needs before it runs, then a trial run's
+ * outcome, then the other facts by object, then the details that mean something for this answer
+ * (model, votes, latency, tokens). The trial run's section is `trial.tsx`, the forecast's ("Before
+ * it runs") `forecast/view.tsx`, the facts' rows and groups `facts/view.tsx`.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import React from 'react';
@@ -18,6 +19,7 @@ import { causeText, formatDuration, runCause } from '../badge/words';
 import type { IFactRow, IObjectFacts } from '../facts/group';
 import { decisiveRows, factsOf } from '../facts/group';
 import { FactRow, RuntimeFacts } from '../facts/view';
+import { ForecastSection } from '../forecast/view';
 import { Pairs } from './pairs';
 import { TrialSection } from './trial';
 
@@ -317,6 +319,13 @@ export function Diagnosis(props: IDiagnosisProps): React.ReactElement | null {
           fix={fix}
           source={source}
           onApply={props.onApplyFix}
+        />
+      )}
+      {result && (
+        <ForecastSection
+          trans={trans}
+          forecast={result.forecast}
+          crashed={result.trial?.status === 'crashed'}
         />
       )}
       {result && <TrialSection trans={trans} result={result} />}

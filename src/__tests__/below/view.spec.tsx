@@ -28,6 +28,7 @@ function outcome(over: Partial<IBelowOutcome>): IBelowOutcome {
     quick: null,
     without_edit: null,
     unbound: [],
+    forecast: null,
     ...over
   };
 }

@@ -19,6 +19,7 @@ export function outcome(
     after_cut: false,
     reason: null,
     hidden: null,
+    forecast: null,
     ...extra
   };
 }
@@ -37,6 +38,7 @@ export function doneRun(cells: INotebookCell[]): INotebookRun {
     cells,
     first_crash: first >= 0 ? cells[first] : null,
     first_crash_index: first >= 0 ? first : null,
-    message: 'a fresh worker of the kernel’s Python, bwrap, quick mode'
+    message: 'a fresh worker of the kernel’s Python, bwrap, quick mode',
+    forecast: null
   };
 }
