@@ -322,3 +322,21 @@ def test_a_notebook_that_shadows_enumerate_gets_no_length_from_it() -> None:
     ns: dict[str, Any] = {"data": [1, 2, 3], "enumerate": enumerate, quick.NAME: runtime}
     exec(compile(tree, "<cell>", "exec"), ns)
     assert [loop.total for loop in runtime.loops.values()] == [None]
+
+
+def test_a_frames_iterrows_loop_knows_its_length(kit: SimpleNamespace) -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": range(40)})
+    source = TRAIN.replace("range(EPOCHS)", "frame.iterrows()").replace("(epoch)", "(epoch[0])")
+    outcome = quick_run(kit, source, {"frame": frame})
+    loop = next(loop for loop in outcome["quick"]["loops"] if loop["line"] == 3)
+    assert (loop["iterations"], loop["total"], loop["cut"]) == (2, 40, True), loop
+    tuples = quick_run(kit, source.replace("iterrows()", "itertuples()"), {"frame": frame})
+    assert next(loop for loop in tuples["quick"]["loops"] if loop["line"] == 3)["total"] == 40
+    counted = quick_run(
+        kit, source.replace("frame.iterrows()", "enumerate(frame.iterrows())"), {"frame": frame}
+    )
+    assert next(loop for loop in counted["quick"]["loops"] if loop["line"] == 3)["total"] == 40
+    # a generator of the notebook's own has no length to borrow
+    own = quick_run(kit, source.replace("frame.iterrows()", "((i, i) for i in range(40))"), {})
+    assert next(loop for loop in own["quick"]["loops"] if loop["line"] == 3)["total"] is None

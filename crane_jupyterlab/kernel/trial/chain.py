@@ -124,7 +124,7 @@ def run(
         if held:
             waits = _waits(code_text, reads, held, ns)
             if waits is not None:  # it may meet what the hedged crash left: not run, and the run goes on
-                held.update(dict.fromkeys(touches - _modules(touches, ns), index))
+                held.update(dict.fromkeys(_bound(touches, ns), index))
                 _send(writer, {"phase": "below", "index": index, "status": "unavailable", "goes_on": True,
                                "reads": [], "reason": waits})  # fmt: skip
                 continue
@@ -156,7 +156,7 @@ def run(
             # a crash a cut loop above may have caused, in a run from the top: the cells that read
             # nothing it touched go on (the others wait for an answer), so the rest is still checked
             done["goes_on"] = True
-            held.update(dict.fromkeys(touches - _modules(touches, ns), index))
+            held.update(dict.fromkeys(_bound(touches, ns), index))
         _send(writer, {"phase": "below", "index": index, "reads": meets, **done})
         if done.get("status") not in GOES_ON and not done.get("goes_on"):
             return
@@ -177,6 +177,14 @@ def hedged(step: dict[str, Any]) -> bool:
     crashed = step.get("status") == "crashed"
     own = bool(quick.get("cut")) and quick.get("crash") != "certain"
     return crashed and (bool(step.get("after_cut")) or own)
+
+
+def _bound(touches: set[str], ns: dict[str, Any]) -> set[str]:
+    """What a cell that did not run whole may have left otherwise: the names it touches, less modules and
+    the builtins it only reads (`print`, `len`: nothing the notebook binds)."""
+    import builtins
+
+    return {n for n in touches - _modules(touches, ns) if n in ns or not hasattr(builtins, n)}
 
 
 def _waits(code_text: str, reads: set[str], held: dict[str, int], ns: dict[str, Any]) -> str | None:

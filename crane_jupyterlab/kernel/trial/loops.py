@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import time
+import types
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -19,6 +20,9 @@ from . import libcalls
 NAME = "__crane_quick__"
 DEFAULT_K = 2
 LONG_S = 0.5  # a loop projected to run longer than this is cut after its first k iterations
+# A loop of known length runs at least this long (or a tenth of what is left) before it may be cut: its
+# rate is then measured over more than two cold iterations (pandas' first .iloc, a first allocation).
+SETTLE_S = 0.25
 PROGRESS_S = 0.5  # a full trial tells the kernel how far it got at most this often
 NEVER = 1 << 62  # k of a full trial: nothing is cut
 
@@ -112,6 +116,7 @@ class Runtime:
         self.peaks: dict[int, tuple[int, int]] = {}  # while loops: peak memory at their run's start
         self.firsts: dict[int, tuple[int, int]] = {}  # ... and after its first iteration
         self.sizes: dict[int, list[int | None]] = {}  # lengths of enumerate/zip arguments (`size`)
+        self.framed: dict[int, int | None] = {}  # the length of a frame whose rows a loop iterates (`rows`)
         self.filename = ""
         self.budget_s = 0.0
         self.deadline = 0.0  # when the trial's budget ends (0: no budget known)
@@ -146,6 +151,8 @@ class Runtime:
         elapsed = now - started
         left = max(self.long_s, self.deadline - now) if self.deadline else self.long_s
         if total is not None:
+            if elapsed < min(SETTLE_S, 0.1 * left):
+                return False  # a fast loop's first iterations (cold caches) say little of its rate
             rate = elapsed / max(n, 1)
             if first and n > 1:
                 rate = min(rate, (now - first) / (n - 1))
@@ -168,17 +175,29 @@ class Runtime:
     def size(self, lid: int, arg: Any) -> Any:
         """An argument of `enumerate` or `zip` in a loop's iterable, returned as it is: its length
         noted (the shortest of them) for the loop's run that is about to start."""
-        if type(arg) not in (enumerate, zip):  # a nested one: its own arguments were noted
+        if not isinstance(arg, (enumerate, zip)):  # a nested call's result: its own arguments were noted
             self.sizes.setdefault(lid, []).append(_length(arg))
         return arg
+
+    def rows(self, lid: int, frame: Any) -> Any:
+        """The receiver of `frame.iterrows()`/`.itertuples()` in a loop's iterable, returned as it is: a
+        pandas frame's length noted (another object's method is not pandas', and tells nothing)."""
+        if (type(frame).__module__ or "").startswith("pandas"):
+            self.framed[lid] = _length(frame)
+        return frame
 
     def each(self, lid: int, iterable: Iterable[Any]) -> Iterator[Any]:
         loop = self._loop(lid)
         loop.runs += 1
         total = _length(iterable)
         sizes = self.sizes.pop(lid, None)
+        framed = self.framed.pop(lid, None)
+        if total is None and isinstance(iterable, (types.GeneratorType, map)) and framed is not None:
+            total = framed  # the generator (iterrows) or map (itertuples) over a frame's rows
         if total is None and sizes and None not in sizes and type(iterable) in (enumerate, zip):
             total = min(n for n in sizes if n is not None)  # the builtin's own (not a notebook's shadow)
+        elif total is None and sizes == [None] and framed is not None and type(iterable) is enumerate:
+            total = framed  # enumerate(df.iterrows())
         if total is not None:
             loop.length(total)
         return self._each(loop, iter(iterable), total)

@@ -157,16 +157,23 @@ class _Wrap(ast.NodeTransformer):
 
 # Builtins whose result has no length though their arguments have one: `for i, x in enumerate(data)`.
 _SIZED = ("enumerate", "zip")
+# Methods that iterate their receiver's rows with no length of their own: `for i, row in df.iterrows()`.
+_ROWS = ("iterrows", "itertuples")
 
 
 def _sizes(iterable: ast.expr, lid: int) -> None:
-    """`enumerate(x)` or `zip(a, b)` as the loop's iterable: each positional argument wrapped
-    in `__crane_quick__.size(id, arg)`, which notes its length, so the loop's length is known (the
-    shortest argument's); the arguments are the same objects, evaluated in the same order."""
-    if (
-        isinstance(iterable, ast.Call)
-        and isinstance(iterable.func, ast.Name)
-        and iterable.func.id in _SIZED
+    """`enumerate(x)` or `zip(a, b)` as the loop's iterable: each positional argument wrapped in
+    `__crane_quick__.size(id, arg)`, which notes its length, so the loop's length is known (the shortest
+    argument's); `x.iterrows()`/`x.itertuples()`: the receiver wrapped in `rows` (a frame's rows). The
+    arguments are the same objects, evaluated in the same order."""
+    if not isinstance(iterable, ast.Call):
+        return
+    func = iterable.func
+    if isinstance(func, ast.Attribute) and func.attr in _ROWS:
+        func.value = _call("rows", lid, func.value, func.value)
+    elif (
+        isinstance(func, ast.Name)
+        and func.id in _SIZED
         and not any(isinstance(a, ast.Starred) for a in iterable.args)
     ):
         for arg in iterable.args:
