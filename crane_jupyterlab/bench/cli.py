@@ -11,10 +11,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import chain, junobench, live, notebooks, serverspeed, speed, verify
+from . import chain, forecast, junobench, live, notebooks, serverspeed, speed, verify
 
 # Sub-command modules, in the order `--help` lists them; each has `register(subparsers)`.
-SUBCOMMANDS = (live, verify, notebooks, chain, junobench, speed, serverspeed)
+SUBCOMMANDS = (live, verify, notebooks, chain, junobench, speed, serverspeed, forecast)
 
 
 def build_parser() -> argparse.ArgumentParser:

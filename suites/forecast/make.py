@@ -1,0 +1,292 @@
+# ruff: noqa: E501  (the cases' cells are kept as a notebook would write them)
+"""Writes cases.jsonl: the forecast suite (`crane-bench forecast`). Run: python suites/forecast/make.py
+
+Each case: id, split ("dev" | "blind"), setup (run first in a fresh kernel), cell (asked for a quick trial,
+then run for real), note; `expect_oom` (true/false) on the memory cases, and `real: false` on those never
+run for real (their truth is arithmetic, in the note). The blind cases were written before the bench ran
+on any of them, and not changed after.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+TORCH_MLP = """import torch
+from torch import nn
+torch.manual_seed(0)
+loss_fn = nn.CrossEntropyLoss()
+"""
+
+DEV = [
+    {
+        "id": "torch_dataloader",
+        "setup": TORCH_MLP
+        + """from torch.utils.data import DataLoader, TensorDataset
+X = torch.randn(20000, 64)
+y = (X[:, :4].sum(1) > 0).long()
+loader = DataLoader(TensorDataset(X, y), batch_size=64, shuffle=True)
+model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 2))
+opt = torch.optim.Adam(model.parameters(), 1e-3)""",
+        "cell": """for epoch in range(30):
+    for xb, yb in loader:
+        opt.zero_grad()
+        loss = loss_fn(model(xb), yb)
+        loss.backward()
+        opt.step()""",
+        "note": "epochs x batches of a DataLoader (nested: both cut)",
+    },
+    {
+        "id": "torch_slices",
+        "setup": TORCH_MLP
+        + """X = torch.randn(60000, 128)
+y = torch.randint(0, 10, (60000,))
+model = nn.Sequential(nn.Linear(128, 512), nn.ReLU(), nn.Linear(512, 10))
+opt = torch.optim.SGD(model.parameters(), lr=0.05)""",
+        "cell": """for epoch in range(5):
+    for i in range(0, len(X), 32):
+        xb, yb = X[i:i + 32], y[i:i + 32]
+        opt.zero_grad()
+        loss_fn(model(xb), yb).backward()
+        opt.step()""",
+        "note": "epochs x slices of a tensor by range(0, n, 32)",
+    },
+    {
+        "id": "keras_fit",
+        "setup": """import numpy as np
+import keras
+rng = np.random.default_rng(0)
+X = rng.normal(size=(20000, 32)).astype('float32')
+y = (X[:, :3].sum(1) > 0).astype('int32')
+model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(128, activation='relu'),
+                          keras.layers.Dense(64, activation='relu'), keras.layers.Dense(2, activation='softmax')])
+model.compile('adam', 'sparse_categorical_crossentropy', metrics=['accuracy'])""",
+        "cell": "history = model.fit(X, y, epochs=20, batch_size=64, verbose=0)",
+        "note": "Keras fit (TensorFlow backend): 20 epochs x 313 steps",
+    },
+    {
+        "id": "gridsearch_svc",
+        "setup": """from sklearn.datasets import make_classification
+from sklearn.model_selection import GridSearchCV
+from sklearn.svm import SVC
+X, y = make_classification(n_samples=3000, n_features=20, random_state=0)""",
+        "cell": """search = GridSearchCV(SVC(), {'C': [0.1, 1, 10, 100], 'gamma': ['scale', 0.01, 0.1]}, cv=5)
+search.fit(X, y)
+best = search.best_params_""",
+        "note": "GridSearchCV: 12 candidates x 5 folds + refit",
+    },
+    {
+        "id": "pandas_apply",
+        "setup": """import numpy as np
+import pandas as pd
+rng = np.random.default_rng(0)
+df = pd.DataFrame({'a': rng.normal(size=1_200_000), 'b': rng.integers(0, 100, 1_200_000),
+                   'c': rng.choice(['x', 'y', 'z'], 1_200_000)})
+def score(row):
+    v = row['a'] * 2
+    if row['c'] == 'x':
+        v += row['b'] ** 0.5
+    return v""",
+        "cell": "df['score'] = df.apply(score, axis=1)",
+        "note": "DataFrame.apply of a Python function over 1.2M rows",
+    },
+    {
+        "id": "sklearn_gbc_fit",
+        "setup": """from sklearn.datasets import make_classification
+from sklearn.ensemble import GradientBoostingClassifier
+X, y = make_classification(n_samples=20000, n_features=20, random_state=0)""",
+        "cell": "clf = GradientBoostingClassifier(n_estimators=200, random_state=0).fit(X, y)",
+        "note": "one long scikit-learn fit (200 boosting stages)",
+    },
+    {
+        "id": "while_counter",
+        "setup": "import math",
+        "cell": """i = 0
+total = 0.0
+while i < 40_000_000:
+    total += math.sin(i) * math.cos(i)
+    i += 1""",
+        "note": "a while loop with a counter against a bound (length unknown to the trial)",
+    },
+    {
+        "id": "nested_triangular",
+        "setup": "n = 14000",
+        "cell": """acc = 0
+for i in range(n):
+    for j in range(i):
+        acc += (i ^ j) & 7""",
+        "note": "for i in range(n): for j in range(i): the inner length grows (n^2/2 iterations)",
+    },
+    {
+        "id": "grow_arrays",
+        "setup": "import numpy as np",
+        "cell": """keep = []
+for i in range(120):
+    a = np.random.default_rng(i).normal(size=2_500_000)
+    keep.append(a * 2)""",
+        "note": "keeps a 20 MB array per iteration: 2.4 GB, fits",
+        "expect_oom": False,
+    },
+    {
+        "id": "grow_autograd",
+        "setup": """import torch
+torch.manual_seed(0)
+W = torch.randn(1024, 1024, requires_grad=True)""",
+        "cell": """losses = []
+for step in range(150):
+    x = torch.randn(2048, 1024)
+    h = torch.tanh(x @ W)
+    loss = (h ** 2).mean()
+    losses.append(loss)  # keeps each step's graph: x, tanh(x @ W), h saved for backward""",
+        "note": "appends losses with their autograd graph: ~24 MB per step, ~3.6 GB, fits",
+        "expect_oom": False,
+    },
+    {
+        "id": "oom_numpy_ones",
+        "setup": "import numpy as np",
+        "cell": """keep = []
+for i in range(400):
+    keep.append(np.ones(25_000_000))  # 200 MB""",
+        "note": "400 x 200 MB = 80 GB on a 24 GB machine: out of memory by arithmetic; never run",
+        "expect_oom": True,
+        "real": False,
+    },
+    {
+        "id": "oom_torch_graph",
+        "setup": """import torch
+w = torch.ones(2048, requires_grad=True)""",
+        "cell": """outs = []
+for step in range(300):
+    x = torch.randn(16384, 2048)  # 128 MB
+    outs.append(x * w)  # 128 MB out, x kept for backward""",
+        "note": "300 x 256 MB = 75 GB: out of memory by arithmetic; never run",
+        "expect_oom": True,
+        "real": False,
+    },
+]
+
+BLIND = [
+    {
+        "id": "b_torch_cnn_loader",
+        "setup": TORCH_MLP
+        + """from torch.utils.data import DataLoader, TensorDataset
+X = torch.randn(4000, 1, 28, 28)
+y = torch.randint(0, 10, (4000,))
+loader = DataLoader(TensorDataset(X, y), batch_size=64, shuffle=True)
+model = nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 13 * 13, 10))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)""",
+        "cell": """history = []
+for epoch in range(6):
+    running = 0.0
+    for xb, yb in loader:
+        opt.zero_grad()
+        loss = loss_fn(model(xb), yb)
+        loss.backward()
+        opt.step()
+        running += loss.item()
+    history.append(running)""",
+        "note": "a small CNN over a DataLoader of images",
+    },
+    {
+        "id": "b_torch_zip_split",
+        "setup": TORCH_MLP
+        + """X = torch.randn(50000, 100)
+y = torch.randint(0, 5, (50000,))
+model = nn.Sequential(nn.Linear(100, 256), nn.ReLU(), nn.Linear(256, 5))
+opt = torch.optim.Adam(model.parameters(), 1e-3)""",
+        "cell": """for epoch in range(8):
+    for xb, yb in zip(X.split(128), y.split(128)):
+        opt.zero_grad()
+        loss_fn(model(xb), yb).backward()
+        opt.step()""",
+        "note": "batches from zip(X.split(128), y.split(128)): an iterable without len",
+    },
+    {
+        "id": "b_keras_validation",
+        "setup": """import numpy as np
+import keras
+rng = np.random.default_rng(1)
+X = rng.normal(size=(15000, 20)).astype('float32')
+y = (X[:, 0] * X[:, 1] > 0).astype('float32')
+model = keras.Sequential([keras.Input((20,)), keras.layers.Dense(64, activation='relu'),
+                          keras.layers.Dense(1, activation='sigmoid')])
+model.compile('adam', 'binary_crossentropy')""",
+        "cell": "hist = model.fit(X, y, epochs=15, batch_size=32, validation_split=0.2, verbose=0)",
+        "note": "Keras fit with a validation split",
+    },
+    {
+        "id": "b_groupby_polyfit",
+        "setup": """import numpy as np
+import pandas as pd
+rng = np.random.default_rng(2)
+df = pd.DataFrame({'store': rng.integers(0, 3000, 600000), 't': rng.random(600000),
+                   'sales': rng.gamma(2.0, 10.0, 600000)})""",
+        "cell": """fits = {}
+for key, g in df.groupby('store'):
+    fits[key] = np.polyfit(g['t'], g['sales'], 3)""",
+        "note": "a loop over 3000 groups of a groupby, a polyfit each",
+    },
+    {
+        "id": "b_cross_val_forest",
+        "setup": """from sklearn.datasets import make_classification
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.model_selection import cross_val_score
+X, y = make_classification(n_samples=8000, n_features=30, random_state=3)""",
+        "cell": "scores = cross_val_score(RandomForestClassifier(n_estimators=150, random_state=0), X, y, cv=5)",
+        "note": "cross_val_score of a random forest, 5 folds",
+    },
+    {
+        "id": "b_frames_then_concat",
+        "setup": """import numpy as np
+import pandas as pd
+rng = np.random.default_rng(4)""",
+        "cell": """frames = {}
+for i in range(80):
+    frames[i] = pd.DataFrame(rng.normal(size=(200000, 10)))
+big = pd.concat(frames.values())""",
+        "note": "keeps a 16 MB frame per iteration (1.3 GB), then concatenates them all (a peak after the loop)",
+    },
+    {
+        "id": "b_while_gradient",
+        "setup": """import numpy as np
+rng = np.random.default_rng(5)
+A = rng.normal(size=(50, 50))
+A = A @ A.T / 50 + np.eye(50)
+b = rng.normal(size=50)""",
+        "cell": """x = np.zeros(50)
+err, it = 1.0, 0
+while it < 1_500_000 and err > 0:
+    g = A @ x - b
+    x -= 0.001 * g
+    err = float(g @ g)
+    it += 1""",
+        "note": "gradient steps in a while loop with a counter bound",
+    },
+    {
+        "id": "b_nested_shrinking",
+        "setup": "n = 9000",
+        "cell": """pairs = 0
+for i in range(n):
+    for j in range(i, n):
+        pairs += (i * j) % 3 == 0""",
+        "note": "for i in range(n): for j in range(i, n): the inner length shrinks",
+    },
+]
+
+
+def main() -> None:
+    out = Path(__file__).with_name("cases.jsonl")
+    with out.open("w", encoding="utf-8") as fh:
+        for split, cases in (("dev", DEV), ("blind", BLIND)):
+            for case in cases:
+                fh.write(
+                    json.dumps(
+                        {"id": case["id"], "split": split, **{k: v for k, v in case.items() if k != "id"}}
+                    )
+                    + "\n"
+                )
+    print(f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind")
+
+
+if __name__ == "__main__":
+    main()
