@@ -7,10 +7,11 @@ ran, their seconds and the first one's (a warm-up), and how much the process's p
 (`loops.Loop`). The full time is *projected*: the measured time, plus each cut loop's iterations left at
 its steady rate (the warm-up iteration left out; the range runs from the faster to the slower of the
 two rates). Loops cut in one top-level statement are nested: the statement's measured time scales by
-each one's length over the iterations that ran; a loop whose length grew from run to run (an inner loop
-over `range(i)`) makes its outer loop's time grow as the square of its length, not linearly. A cut loop
-of unknown length (a `while`, a generator) or a library call run on a sample makes the time a lower
-bound (`at_least`).
+each one's length over the iterations that ran; an inner loop whose length changes from run to run
+(`range(i)`, `range(i, n)`) scales its outer loop by the inner iterations all of its iterations hold
+against those that ran (about the square of its length for `range(i)`, half the linear for
+`range(i, n)`). A library call run on a sample (libcalls) is projected from its timed sizes; a cut loop
+of unknown length (a `while`, a generator) makes the time a lower bound (`at_least`).
 
 Memory: the kernel's resident memory now, plus what the trial added at its peak (`extra_kb`, the trial
 process's own pages), plus what each cut loop's iterations added after their first one, times the
@@ -26,8 +27,8 @@ from typing import Any
 
 # A trial's measured rate may be off by this much either way on a loaded machine: the range's margin.
 MARGIN = 1.25
-# Kinds of loops that libcalls runs on a sample of rows (timed by the library call, not per iteration).
-_SAMPLED = ("rows", "minimize")
+# A library call stopped after its first iterations, whose length is unknown (scipy's minimize).
+_SAMPLED = ("minimize",)
 
 
 def build(
@@ -60,9 +61,11 @@ def build(
     for n, loop in enumerate(cut):
         key = loop.get("stmt") if loop.get("stmt") is not None and not loop.get("earlier") else ("own", n)
         groups.setdefault(key, []).append(loop)
-    growing = {loop.get("stmt") for loop in loops if _grows(loop) and not loop.get("earlier")}
+    growing = {
+        loop.get("stmt"): _progression(loop) for loop in loops if _grows(loop) and not loop.get("earlier")
+    }
     for key, group in groups.items():
-        extra = _group(group, key in growing)
+        extra = _group(group, growing.get(key))
         if extra is None:
             at_least = True
             continue
@@ -90,7 +93,7 @@ def _left(loop: dict[str, Any]) -> int:
 def _rates(loop: dict[str, Any]) -> tuple[float, float] | None:
     """(steady, with warm-up) seconds per iteration; None where the loop was not timed."""
     seconds, n = float(loop.get("seconds") or 0.0), int(loop.get("iterations") or 0)
-    if not seconds or not n or loop.get("kind") in _SAMPLED or (loop.get("kind") == "fit" and not seconds):
+    if not seconds or not n or loop.get("kind") in _SAMPLED:
         return None
     every = seconds / n
     first = loop.get("first_s")
@@ -99,16 +102,41 @@ def _rates(loop: dict[str, Any]) -> tuple[float, float] | None:
 
 
 def _grows(loop: dict[str, Any]) -> bool:
-    """A loop whose runs had different lengths: an inner loop over `range(i)` of an outer loop."""
+    """A loop whose runs had different lengths: an inner loop over `range(i)` or `range(i, n)`."""
     return int(loop.get("runs") or 1) > 1 and loop.get("shortest") is not None
 
 
-def _group(group: list[dict[str, Any]], growing: bool) -> tuple[float, float, float] | None:
+def _progression(loop: dict[str, Any]) -> tuple[float, float] | None:
+    """An inner loop's length at its outer loop's first iteration and its change per outer iteration,
+    from its first and last runs' lengths (None where they were not told)."""
+    first, last, runs = loop.get("first_len"), loop.get("last_len"), int(loop.get("runs") or 1)
+    if not isinstance(first, int) or not isinstance(last, int) or runs < 2:
+        return None
+    return float(first), (last - first) / (runs - 1)
+
+
+def _work(m: int, start: float, step: float) -> float:
+    """The inner iterations of an outer loop's first `m` iterations, its inner length `start + step * i`
+    (never below 0)."""
+    if step < 0:
+        m = min(m, int(start / -step) + 1)
+    return max(m * start + step * m * (m - 1) / 2, 0.0)
+
+
+def _group(
+    group: list[dict[str, Any]], growing: tuple[float, float] | None
+) -> tuple[float, float, float] | None:
     """Seconds a statement's cut loops add when run whole: (projection, low, high); None when one of them
-    has no length or no time. `growing`: a loop of the statement runs longer each time its outer loop
-    comes round, so the outer loop's later iterations cost more than its first: its factor is squared."""
+    has no length or no time. `growing`: an inner loop of the statement whose length changes each time its
+    outer loop comes round (its first length and the change): the outer loop's later iterations cost
+    more (or less) than its first, in proportion to the inner iterations they hold."""
     scale_steady = scale_every = 1.0
     measured = 0.0
+    if all(loop.get("whole_s") is not None for loop in group):  # sampled library calls, timed at two sizes
+        mid = sum(float(loop["whole_s"]) - float(loop.get("seconds") or 0.0) for loop in group)
+        high = sum(float(loop.get("whole_high_s") or loop["whole_s"]) - float(loop.get("seconds") or 0.0)
+                   for loop in group)  # fmt: skip
+        return max(mid, 0.0), max(mid, 0.0) / MARGIN, max(high, 0.0) * MARGIN
     for loop in group:
         total, rates = loop.get("total"), _rates(loop)
         if not isinstance(total, int) or rates is None:
@@ -130,8 +158,8 @@ def _group(group: list[dict[str, Any]], growing: bool) -> tuple[float, float, fl
     mid = low = high = 0.0
     for loop in group:
         seconds, (steady, every) = float(loop.get("seconds") or 0.0), _rates(loop) or (0.0, 0.0)
-        if growing and int(loop.get("runs") or 1) == 1:  # its later iterations cost more: whole, squared
-            extra = seconds * (_factor(loop, True) - 1)
+        if growing and int(loop.get("runs") or 1) == 1:  # its later iterations cost more, or less
+            extra = seconds * (_factor(loop, growing) - 1)
             mid, low, high = mid + extra, low + extra / MARGIN, high + extra * MARGIN
             continue
         left = _left(loop)  # the iterations left, at the steady rate (the warm-up is behind it)
@@ -141,12 +169,16 @@ def _group(group: list[dict[str, Any]], growing: bool) -> tuple[float, float, fl
     return mid, low, high
 
 
-def _factor(loop: dict[str, Any], growing: bool) -> float:
-    """How many times the loop's measured iterations its runs whole are (squared for an outer loop whose
-    inner loop grows with it)."""
+def _factor(loop: dict[str, Any], growing: tuple[float, float] | None) -> float:
+    """How many times the loop's measured iterations its runs whole are: for an outer loop whose inner
+    loop's length changes, the inner iterations of all its iterations over those of the ones that ran."""
     runs, n = max(int(loop.get("runs") or 1), 1), max(int(loop.get("iterations") or 1), 1)
-    factor = int(loop["total"]) * runs / n
-    return factor * factor if growing and runs == 1 else factor
+    total = int(loop["total"])
+    if growing is not None and runs == 1:
+        ran = _work(n, *growing)
+        if ran > 0:
+            return _work(total, *growing) / ran
+    return total * runs / n
 
 
 def _growth_per_iteration(loop: dict[str, Any]) -> float:

@@ -198,13 +198,15 @@ def _rows(
     try:
         result = fn(*new_args, **new_kwargs)
         loop.iterations += min(total_rows, calls // per)
+        loop.seconds += time.monotonic() - started
         return result
     except _Cut as cut:
         if cut is not token:
             raise
     m = max(1, min(total_rows, calls // per))
     loop.cut, loop.iterations = True, loop.iterations + m
-    loop.total = total_rows
+    loop.seconds += time.monotonic() - started  # the rows that ran, at the function's rate: linear
+    loop.length(total_rows)
     rt.note_globals(loop, func)
     return again(m, args, kwargs)
 
@@ -311,7 +313,9 @@ def _estimator(rt: Any, loop: Any, fn: Any, owner: Any, name: str, args: Any, kw
     n = _plan(rt, rows, took, n0)
     if n is None:
         return fn(*args, **kwargs)
-    loop.cut, loop.iterations, loop.total = True, loop.iterations + n, rows
+    loop.cut, loop.iterations = True, loop.iterations + n
+    loop.length(rows)
+    _project(loop, rows, (n0, took))
     if n <= 2 * n0 and name != "partial_fit":
         try:
             jobs = {k: v for k, v in owner.get_params(deep=True).items() if k.endswith("n_jobs")}
@@ -323,12 +327,34 @@ def _estimator(rt: Any, loop: Any, fn: Any, owner: Any, name: str, args: Any, kw
         n = n0
     s_args, s_kwargs = _sampled(args, kwargs, rows, n)
     jobs = _in_process(owner)
+    started = time.monotonic()
     try:
         return fn(*s_args, **s_kwargs)
     finally:
+        _project(loop, rows, (n0, took), (n, time.monotonic() - started))
         if jobs:
             with contextlib.suppress(Exception):
                 owner.set_params(**jobs)
+
+
+def _project(loop: Any, rows: int, *timed: tuple[int, float]) -> None:
+    """A sampled fit's time on all `rows`, from its timed sizes (rows, seconds): with two, the exponent
+    of time against rows between them (a fit is rarely linear in its rows), kept within 1 and 2; with
+    one, linear (its `whole_range` then runs to the exponent 1.5)."""
+    import math
+
+    sizes = [(n, t) for n, t in timed if n > 0 and t > 0]
+    if not sizes:
+        return
+    n1, t1 = sizes[-1]
+    exponents = (1.0, 1.5)
+    if len(sizes) > 1 and sizes[0][0] != n1:
+        n0, t0 = sizes[0]
+        fitted = math.log(t1 / t0) / math.log(n1 / n0)
+        exponents = (min(max(fitted, 1.0), 2.0),) * 2
+    loop.seconds = sum(t for _, t in sizes)
+    loop.whole_s = t1 * (rows / n1) ** exponents[0]
+    loop.whole_high_s = t1 * (rows / n1) ** exponents[1]
 
 
 def _function(rt: Any, loop: Any, fn: Any, args: Any, kwargs: Any) -> Any:
@@ -349,11 +375,17 @@ def _function(rt: Any, loop: Any, fn: Any, args: Any, kwargs: Any) -> Any:
             result, took = None, -1.0
         n = _plan(rt, rows, took, n0) if took >= 0 else None
         if n is not None:
-            loop.cut, loop.iterations, loop.total = True, loop.iterations + n, rows
+            loop.cut, loop.iterations = True, loop.iterations + n
+            loop.length(rows)
+            _project(loop, rows, (n0, took))
             if n <= 2 * n0:
                 return result
             s_args, s_kwargs = _sampled(args, kwargs, rows, n)
-            return fn(*s_args, **s_kwargs)
+            started = time.monotonic()
+            try:
+                return fn(*s_args, **s_kwargs)
+            finally:
+                _project(loop, rows, (n0, took), (n, time.monotonic() - started))
     finally:
         if jobs:
             with contextlib.suppress(Exception):

@@ -34,8 +34,8 @@ class Loop:
     peak memory grew while it ran, and whether it was cut and its length per run when known (the
     shortest and longest when runs differ: an inner loop whose length grows with the outer index)."""
 
-    __slots__ = ("cut", "first_s", "grew_kb", "iterations", "kind", "line", "runs", "seconds", "shortest",
-                 "steady_kb", "total")  # fmt: skip
+    __slots__ = ("cut", "first_len", "first_s", "grew_kb", "iterations", "kind", "last_len", "line", "runs",
+                 "seconds", "shortest", "steady_kb", "total", "whole_high_s", "whole_s")  # fmt: skip
 
     def __init__(self, line: int, kind: str) -> None:
         self.line, self.kind = line, kind
@@ -43,6 +43,11 @@ class Loop:
         self.cut = False
         self.total: int | None = None
         self.shortest: int | None = None
+        self.first_len: int | None = None  # the first run's length and the last's: which way they go
+        self.last_len: int | None = None
+        # a sampled library call's time on all its rows, projected from its timed sizes (libcalls)
+        self.whole_s: float | None = None
+        self.whole_high_s: float | None = None
         self.seconds = 0.0
         self.first_s: float | None = None
         self.grew_kb = 0  # peak memory's growth over its measured runs
@@ -52,12 +57,16 @@ class Loop:
         """A run's length (`len` of what it iterates, or Keras' epochs)."""
         self.total = n if self.total is None else max(self.total, n)
         self.shortest = n if self.shortest is None else min(self.shortest, n)
+        self.first_len = n if self.first_len is None else self.first_len
+        self.last_len = n
 
     def full_s(self) -> float | None:
         """The seconds the loop's runs would take whole, projected from the iterations that ran (its
         measured seconds when it was not cut); None when that cannot be told (no length, nothing timed)."""
         if not self.cut:
             return self.seconds
+        if self.whole_s is not None:
+            return self.whole_s
         if self.total is None or not self.iterations or not self.seconds:
             return None
         return self.seconds / self.iterations * self.total * max(self.runs, 1)
@@ -72,7 +81,10 @@ class Loop:
         if self.grew_kb:
             out["grew_kb"], out["steady_kb"] = self.grew_kb, self.steady_kb
         if self.shortest is not None and self.shortest != self.total:
-            out["shortest"] = self.shortest
+            out["shortest"], out["first_len"], out["last_len"] = self.shortest, self.first_len, self.last_len
+        if self.whole_s is not None:
+            out["whole_s"] = round(self.whole_s, 3)
+            out["whole_high_s"] = round(self.whole_high_s or self.whole_s, 3)
         return out
 
 
@@ -214,7 +226,9 @@ class Runtime:
                         loop.first_s = first - started
                     after_first = peak_kb() if peak else 0
                 # Decided before the next item is taken: a cut loop never runs its producer once more.
-                if n >= self.k and self.long(started, n, total, first):
+                # Past 64 iterations, every 16th: a cheap loop's own rate is not the checks' (a clock
+                # read per iteration doubled a 0.1 us inner loop's).
+                if n >= self.k and (n < 64 or not n & 15) and self.long(started, n, total, first):
                     self._cut(loop)
                     return
                 try:
@@ -223,7 +237,7 @@ class Runtime:
                     return
                 n += 1
                 loop.iterations += 1
-                if self.writer >= 0 and time.monotonic() - self.sent > PROGRESS_S:
+                if self.writer >= 0 and (n < 64 or not n & 15) and time.monotonic() - self.sent > PROGRESS_S:
                     self.progress()
                 yield item
         finally:  # its end, its cut, a `break` or a crash in its body (the generator is closed)
