@@ -47,7 +47,8 @@ def build(
                        extra_kb, 0, kernel_kb, available_kb, None)  # fmt: skip
     if status not in ("finished", "crashed"):
         return None
-    loops = [loop for loop in (outcome.get("quick") or {}).get("loops") or [] if isinstance(loop, dict)]
+    quick = outcome.get("quick") or {}
+    loops = _own_time([loop for loop in quick.get("loops") or [] if isinstance(loop, dict)], quick)
     cut = [loop for loop in loops if loop.get("cut")]
     if not cut:
         return _memory({"seconds": round(elapsed, 2), "seconds_low": round(elapsed, 2),
@@ -81,6 +82,31 @@ def build(
                 "seconds_high": None if at_least else round(elapsed + high, 2), "at_least": at_least,
                 "basis": "projected", "projected_from": [_basis(loop) for loop in cut][:6]}  # fmt: skip
     return _memory(forecast, extra_kb, grows_kb, kernel_kb, available_kb, worst)
+
+
+def _own_time(loops: list[dict[str, Any]], quick: dict[str, Any]) -> list[dict[str, Any]]:
+    """The loops with what counting their iterations cost taken off their seconds (the trial's, not the
+    real run's): a loop's own iterations', and an outer loop's also those of the inner loops of its
+    statement."""
+    each = quick.get("overhead_s")
+    if not isinstance(each, (int, float)) or each <= 0:
+        return loops
+    counted = ("for", "while", "comprehension")
+    inner: dict[Any, int] = {}
+    for loop in loops:
+        if loop.get("kind") in counted and int(loop.get("runs") or 1) > 1:
+            inner[loop.get("stmt")] = inner.get(loop.get("stmt"), 0) + int(loop.get("iterations") or 0)
+    out = []
+    for loop in loops:
+        if loop.get("kind") not in counted or not loop.get("seconds"):
+            out.append(loop)
+            continue
+        n = int(loop.get("iterations") or 0)
+        n += inner.get(loop.get("stmt"), 0) if int(loop.get("runs") or 1) == 1 else 0
+        seconds = float(loop["seconds"])
+        own = max(seconds - each * n, 0.1 * seconds)  # never below a tenth: the calibration is a guess too
+        out.append({**loop, "seconds": own})
+    return out
 
 
 def _left(loop: dict[str, Any]) -> int:

@@ -180,14 +180,17 @@ def _rows(
     least = min(SAMPLE_S, 0.1 * rt.left(started))
     calls = 0
     token = _Cut()
+    first_call = 0.0  # when the library first called the function: what came before is its set-up
 
     def counted(*a: Any, **kw: Any) -> Any:
-        nonlocal calls
+        nonlocal calls, first_call
         if calls >= rt.k * per:
             now = time.monotonic()
             elapsed = now - started
             if elapsed >= least and elapsed / calls * (total - calls) > rt.left(now):
                 raise token
+        elif not calls:
+            first_call = time.monotonic()
         calls += 1
         return func(*a, **kw)
 
@@ -205,8 +208,12 @@ def _rows(
             raise
     m = max(1, min(total_rows, calls // per))
     loop.cut, loop.iterations = True, loop.iterations + m
-    loop.seconds += time.monotonic() - started  # the rows that ran, at the function's rate: linear
+    now = time.monotonic()
+    loop.seconds += now - started
     loop.length(total_rows)
+    if first_call and calls > 1:  # the set-up once, then every row at the rate of the rows after it
+        rate = (now - first_call) / (calls - 1)
+        loop.whole_s = (first_call - started) + rate * total
     rt.note_globals(loop, func)
     return again(m, args, kwargs)
 

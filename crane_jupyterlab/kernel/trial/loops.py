@@ -88,6 +88,9 @@ class Loop:
         return out
 
 
+_OVERHEAD: list[float] = []  # seconds one counted iteration costs, once measured (`overhead_s`)
+
+
 def peak_kb() -> int:
     """This process's peak resident memory so far (kB): one system call, no file opened (the sandbox
     refuses files outside the cell's; a rusage read is none)."""
@@ -308,9 +311,27 @@ class Runtime:
         loops += [{**f.report(), "stmt": _statement(self.plan.body, f.line)} for f in self.fits]
         loops += [{**v.report(), "earlier": True} for v in self.earlier.values() if v.runs]
         out: dict[str, Any] = {"k": self.k, "loops": loops, "cut": any(v["cut"] for v in loops)}
+        if out["cut"]:
+            out["overhead_s"] = self.overhead_s()
         if self.skipped:
             out["skipped_asserts"] = self.skipped
         return out
+
+    def overhead_s(self) -> float:
+        """What counting one iteration costs (`_each`, less a bare loop's), measured once per process: a
+        cheap loop's measured rate holds it, and the real run does not (the forecast takes it off)."""
+        if not _OVERHEAD:
+            probe, n = Loop(0, "for"), 4096
+            started = time.perf_counter()
+            for _ in self._each(probe, iter(range(n)), n):
+                pass
+            counted = time.perf_counter() - started
+            started = time.perf_counter()
+            for _ in range(probe.iterations):
+                pass
+            bare = time.perf_counter() - started
+            _OVERHEAD.append(max(counted - bare, 0.0) / max(probe.iterations, 1))
+        return _OVERHEAD[0]
 
     # -- after a crash ------------------------------------------------------------------------------
 
