@@ -173,7 +173,7 @@ class ForecastBasis(BaseModel):
     total: int | None = None  # its length per run (None: unknown)
     runs: int | None = None
     seconds_per_iteration: float | None = None  # steady: the warm-up iteration left out
-    memory_kb_per_iteration: float | None = None  # what each iteration after the first added to the peak
+    memory_kb_per_iteration: float | None = None  # what each iteration after the first kept in memory
 
 
 class RunsOutAt(BaseModel):

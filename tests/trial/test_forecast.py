@@ -155,6 +155,10 @@ def test_a_quick_trial_measures_what_a_growing_loop_adds(kit: SimpleNamespace, o
     # about 8 s and about 400 MB more than the trial held
     cell = "import time\nkeep = []\nfor i in range(400):\n"
     cell += "    keep.append(bytearray(1 << 20))\n    time.sleep(0.02)"
+    # this process peaked higher before (as a kernel that once held more): the growth is still seen
+    spike = bytearray(600 << 20)
+    spike[:: 1 << 12] = b"x" * len(spike[:: 1 << 12])
+    del spike
     outcome = kit.run_here(cell, {}, quick=True, budget_s=1.0)
     ahead = outcome["forecast"]
     assert outcome["quick"]["cut"] and ahead["basis"] == "projected", outcome

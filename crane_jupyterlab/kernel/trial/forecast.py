@@ -3,7 +3,7 @@ trial measured (the kernel's side, after the trial; nothing runs again).
 
 A trial that ran the cell to its end (or to its crash) with nothing cut has *observed* its time. A quick
 trial cut its long loops after their first iterations; each loop reports its length, the iterations that
-ran, their seconds and the first one's (a warm-up), and how much the process's peak memory grew
+ran, their seconds and the first one's (a warm-up), and how much the process's resident memory grew
 (`loops.Loop`). The full time is *projected*: the measured time, plus each cut loop's iterations left at
 its steady rate (the warm-up iteration left out; the range runs from the faster to the slower of the
 two rates). Loops cut in one top-level statement are nested: the statement's measured time scales by
@@ -208,7 +208,7 @@ def _factor(loop: dict[str, Any], growing: tuple[float, float] | None) -> float:
 
 
 def _growth_per_iteration(loop: dict[str, Any]) -> float:
-    """kB the process's peak memory grew per iteration after the first (what each one keeps)."""
+    """kB the process's resident memory grew per iteration after the first (what each one keeps)."""
     steady, n, runs = (
         loop.get("steady_kb"),
         int(loop.get("iterations") or 0),

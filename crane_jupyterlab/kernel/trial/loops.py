@@ -31,7 +31,7 @@ class Loop:
     """One loop of the cell (or a library call): its runs, the iterations they made, the seconds they took
     (a `for` loop's and a `while` loop's own, measured; 0.0 where the library call timed itself), the
     first iteration's seconds (a warm-up: a first forward pass, a first batch), how much the process's
-    peak memory grew while it ran, and whether it was cut and its length per run when known (the
+    resident memory grew while it ran, and whether it was cut and its length per run when known (the
     shortest and longest when runs differ: an inner loop whose length grows with the outer index)."""
 
     __slots__ = ("cut", "first_len", "first_s", "grew_kb", "iterations", "kind", "last_len", "line", "runs",
@@ -50,7 +50,7 @@ class Loop:
         self.whole_high_s: float | None = None
         self.seconds = 0.0
         self.first_s: float | None = None
-        self.grew_kb = 0  # peak memory's growth over its measured runs
+        self.grew_kb = 0  # resident memory's growth over its measured runs
         self.steady_kb = 0  # the part after each run's first iteration (what every iteration adds)
 
     def length(self, n: int) -> None:
@@ -91,15 +91,34 @@ class Loop:
 _OVERHEAD: list[float] = []  # seconds one counted iteration costs, once measured (`overhead_s`)
 
 
-def peak_kb() -> int:
-    """This process's peak resident memory so far (kB): one system call, no file opened (the sandbox
-    refuses files outside the cell's; a rusage read is none)."""
+def resident_kb() -> int:
+    """This process's resident memory now (kB): one `pread` of /proc/self/statm on a descriptor kept open
+    (opened once per process: a forked child's /proc/self is not its parent's). Where it cannot be read,
+    the peak so far (`ru_maxrss`), which shows growth only past the process's earlier peak."""
+    import os
+
+    pid = os.getpid()
+    if _STATM[0] != pid:
+        try:
+            _STATM[:] = [pid, os.open("/proc/self/statm", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))]
+        except OSError:
+            _STATM[:] = [pid, -1]
+    if _STATM[1] >= 0:
+        try:
+            pages = int(os.pread(_STATM[1], 128, 0).split()[1])
+            return pages * (os.sysconf("SC_PAGE_SIZE") // 1024)
+        except (OSError, ValueError, IndexError):
+            pass
     import resource
 
     try:
         return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
     except (OSError, ValueError):
         return 0
+
+
+# (pid, descriptor) of /proc/self/statm for `resident_kb`: reopened in a new process
+_STATM: list[int] = [-1, -1]
 
 
 class Plan:
@@ -128,7 +147,7 @@ class Runtime:
         self.fits: list[Loop] = []  # Keras fit calls
         self.started: dict[int, tuple[float, int]] = {}  # while loops: their run's start and count
         self.before: dict[int, float] = {}  # while loops: the seconds of their earlier runs
-        self.peaks: dict[int, tuple[int, int]] = {}  # while loops: peak memory at their run's start
+        self.peaks: dict[int, tuple[int, int]] = {}  # while loops: resident memory at their run's start
         self.firsts: dict[int, tuple[int, int]] = {}  # ... and after its first iteration
         self.sizes: dict[int, list[int | None]] = {}  # lengths of enumerate/zip arguments (`size`)
         self.framed: dict[int, int | None] = {}  # the length of a frame whose rows a loop iterates (`rows`)
@@ -219,7 +238,7 @@ class Runtime:
 
     def _each(self, loop: Loop, it: Iterator[Any], total: int | None) -> Iterator[Any]:
         started, n, first = time.monotonic(), 0, 0.0
-        peak = peak_kb() if loop.runs <= 3 else 0  # an inner loop's thousands of runs: its outer's growth
+        at_start = resident_kb() if loop.runs <= 3 else 0  # an inner loop's thousands of runs: its outer's
         after_first = 0
         try:
             while True:
@@ -227,7 +246,7 @@ class Runtime:
                     first = time.monotonic()
                     if loop.first_s is None:
                         loop.first_s = first - started
-                    after_first = peak_kb() if peak else 0
+                    after_first = resident_kb() if at_start else 0
                 # Decided before the next item is taken: a cut loop never runs its producer once more.
                 # Past 64 iterations, every 16th: a cheap loop's own rate is not the checks' (a clock
                 # read per iteration doubled a 0.1 us inner loop's).
@@ -245,9 +264,9 @@ class Runtime:
                 yield item
         finally:  # its end, its cut, a `break` or a crash in its body (the generator is closed)
             loop.seconds += time.monotonic() - started
-            if peak:
-                end = peak_kb()
-                loop.grew_kb += max(0, end - peak)
+            if at_start:
+                end = resident_kb()
+                loop.grew_kb += max(0, end - at_start)
                 loop.steady_kb += max(0, end - after_first) if after_first else 0
 
     def enter(self, lid: int) -> None:
@@ -256,7 +275,7 @@ class Runtime:
         self.started[lid] = (time.monotonic(), 0)
         self.before[lid] = loop.seconds
         if loop.runs <= 3:
-            self.peaks[lid] = (peak_kb(), loop.grew_kb)
+            self.peaks[lid] = (resident_kb(), loop.grew_kb)
 
     def stop(self, lid: int) -> bool:
         """Whether the while loop `lid` stops before its next iteration."""
@@ -267,12 +286,12 @@ class Runtime:
             loop.first_s = loop.seconds - self.before.get(lid, 0.0)
         if lid in self.peaks and n and n % 16 == 1:  # every 16th iteration: one system call
             at, before = self.peaks[lid]
-            loop.grew_kb = before + max(0, peak_kb() - at)
+            loop.grew_kb = before + max(0, resident_kb() - at)
             if n == 1:
-                self.firsts[lid] = (peak_kb(), loop.steady_kb)
+                self.firsts[lid] = (resident_kb(), loop.steady_kb)
             elif lid in self.firsts:
                 at_first, steady = self.firsts[lid]
-                loop.steady_kb = steady + max(0, peak_kb() - at_first)
+                loop.steady_kb = steady + max(0, resident_kb() - at_first)
         if n >= self.k and self.long(started, n, None):
             self._cut(loop)
             return True
