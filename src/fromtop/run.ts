@@ -27,6 +27,9 @@ import {
 import { followError, startError } from './words';
 
 /** Pause between two reads of a running run: its progress bar moves at this pace. */
+/** A full run's budget: the most the server takes (api.py's NotebookSettings), Cancel stops it sooner. */
+export const FULL_BUDGET_S = 3600;
+
 export const POLL_MS = 300;
 /** Reads of a running run that may fail in a row (a network blip) before it is given up. */
 const MAX_FAILURES = 5;
@@ -147,9 +150,10 @@ export class NotebookTop implements IDisposable {
 
   /**
    * Start a run of the notebook's code cells from the top, unless one is in progress. Resolves once
-   * the server took it (or refused it); the run goes on, followed until it ends.
+   * the server took it (or refused it); the run goes on, followed until it ends. `full`: nothing cut,
+   * with the longest budget the server takes (what answers a crash a cut loop may have caused).
    */
-  async start(): Promise<void> {
+  async start(full = false): Promise<void> {
     if (this.running || this._isDisposed) {
       return;
     }
@@ -158,7 +162,12 @@ export class NotebookTop implements IDisposable {
     const kernelId = this._kernelId();
     const plan =
       why ??
-      topRequest(trans, kernelId ?? '', cellTexts(this._options.notebook));
+      topRequest(
+        trans,
+        kernelId ?? '',
+        cellTexts(this._options.notebook),
+        full ? { full: true, budget_s: FULL_BUDGET_S } : undefined
+      );
     const generation = ++this._generation;
     this._stale = false;
     this._kernelHasIt = true;

@@ -174,7 +174,29 @@ function Result(props: {
           {trans.__('%1 in %2.', formatDuration(run.elapsed_ms), run.message)}
         </p>
       )}
+      {hedged(run) && !top.stale && (
+        <button
+          className="jp-Button jp-mod-styled jp-Crane-top-full"
+          title={trans.__(
+            'Run every code cell again from the top with nothing cut, in a fresh sandboxed worker (up to an hour; Cancel stops it): its answer claims the crash or clears it'
+          )}
+          onClick={() => void top.start(true)}
+        >
+          {trans.__('Run in full to answer it')}
+        </button>
+      )}
     </>
+  );
+}
+
+/**
+ * Whether a quick run left a crash that a cut loop above may have caused (a run in full cuts nothing,
+ * so it leaves none): a question only a full run answers.
+ */
+export function hedged(run: INotebookRun): boolean {
+  return (
+    run.state === 'done' &&
+    run.cells.some(c => c.status === 'crashed' && c.after_cut)
   );
 }
 

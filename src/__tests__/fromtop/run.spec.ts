@@ -192,6 +192,16 @@ describe('NotebookTop', () => {
     expect(server.calls.length).toBe(polls);
   });
 
+  it('runs in full when asked: nothing cut, the longest budget the server takes', async () => {
+    await top.start(true);
+    expect(server.posted).toHaveLength(1);
+    expect((server.posted[0] as { settings?: unknown }).settings).toEqual({
+      full: true,
+      budget_s: 3600
+    });
+    await until(() => !top.running, 'the run to end');
+  });
+
   it('runs one at a time: a second start while one runs sends nothing', async () => {
     server.states = [RUNNING];
     await top.start();

@@ -133,6 +133,29 @@ describe('FromTopSection', () => {
     dispose();
   });
 
+  it('offers a run in full where a crash a cut loop may have caused was left unanswered', async () => {
+    const hedgedRun = doneRun([
+      outcome('c0', 'shortened'),
+      outcome('c2', 'crashed', {
+        exception: 'IndexError',
+        message: 'list index out of range',
+        line: 1,
+        after_cut: true
+      })
+    ]);
+    const top = fakeTop({ run: hedgedRun });
+    const { node, dispose } = await render(top);
+    const full = node.querySelector<HTMLButtonElement>('.jp-Crane-top-full')!;
+    expect(full.textContent).toBe('Run in full to answer it');
+    full.click();
+    expect(top.start).toHaveBeenCalledWith(true);
+    dispose();
+    // a claimed crash (nothing a cut may have caused) offers none
+    const claimed = await render(fakeTop({ run: CRASHED }));
+    expect(claimed.node.querySelector('.jp-Crane-top-full')).toBeNull();
+    claimed.dispose();
+  });
+
   it('marks a result outdated once the code cells changed', async () => {
     const { node, dispose } = await render(
       fakeTop({ run: CRASHED, stale: true })
