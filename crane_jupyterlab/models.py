@@ -83,6 +83,8 @@ class TrialLoop(BaseModel):
     runs: int = 1
     cut: bool = False
     total: int | None = None
+    seconds: float | None = None  # what its iterations took in the trial
+    full_s: float | None = None  # its runs whole, projected from those (None: unknown)
 
 
 # How a crash seen in a quick trial relates to the cut: "certain" (it does not depend on how many

@@ -1,6 +1,9 @@
 """The server's side of the chain: what the cells below an edited cell met, in the trial that ran
 the edited cell first (`kernel/trial/chain.py` runs them there).
 
+`answer_hedge` asks a crash below that a cut loop may have caused again: the same trial with nothing cut,
+where the full run to that cell fits the chain's budget.
+
 `entries` turns the trial's report into one `BelowOutcome` per cell the request sent, in its order: a step
 that ran to its end with long loops cut is *shortened*; cells the trial never reported (it ran in a worker,
 which runs no chain, or the edited cell did not run to its end) say why. `blame` then asks, for the one
@@ -20,6 +23,37 @@ from ..models import BelowOutcome, TrialOutcome
 
 # Runs one cell as a trial on the kernel as it is (no chain): the service's own trial.
 TrialFn = Callable[[str], Awaitable[tuple[TrialOutcome, float]]]
+
+
+# Runs the edited cell and its chain again with nothing cut, each within the given seconds.
+FullTrialFn = Callable[[float], Awaitable[tuple[TrialOutcome, float]]]
+
+
+async def answer_hedge(trial: TrialOutcome, again: FullTrialFn, budget_s: float) -> TrialOutcome:
+    """A trial whose chain stopped at a crash a cut loop may have caused (`after_cut`, or the step's own
+    cut) is asked again with nothing cut, in a fresh fork, where the full run to that cell, projected
+    from what the quick one measured (the edited cell's loops and the steps'), fits the chain's budget.
+    Its answer replaces the hedge when the full run reached that cell (a crash seen, or the cell ran);
+    otherwise the quick trial stands."""
+    from ..kernel.trial.chain import hedged
+    from ..kernel.trial.top import first_unfinished, full_need
+
+    steps = [entry.model_dump() for entry in trial.below]
+    stop = first_unfinished(steps)
+    if trial.status != "finished" or trial.worker is not None or stop is None or not hedged(steps[stop]):
+        return trial
+    target = trial.model_dump(include={"status", "elapsed_ms", "quick"})
+    need = full_need([target, *steps[: stop + 1]])
+    if need is None or need > budget_s:
+        return trial
+    full, _ = await again(max(need * 2, 1.0))  # twice the projection: a loaded machine's margin
+    reached = [entry.model_dump() for entry in full.below]
+    ended = first_unfinished(reached)
+    answered = full.status == "finished" and (
+        (ended is None and len(reached) > stop)
+        or (ended is not None and (ended > stop or reached[ended].get("status") == "crashed"))
+    )
+    return full if answered else trial
 
 
 def entries(below: list[BelowCell], trial: TrialOutcome | None) -> list[BelowOutcome]:

@@ -11,6 +11,7 @@ chain) are chain.py's. Which evidence decides the verdict is
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass, replace
@@ -259,6 +260,14 @@ class AnalysisService:
             if trial_task is not None and not trial_task.done():
                 trial_task.cancel()
         found, below_ms = None, 0.0
+        if below is not None and trial_task is not None and trial is not None:
+            # a crash below that a cut loop may have caused is asked again, with nothing cut, where a
+            # full run to it fits the chain's budget (server/chain.py)
+            trial = await chain.answer_hedge(
+                trial,
+                lambda budget_s: self._trial(link, request.source, below, full_s=budget_s),
+                self.config.chain_budget,
+            )
         if below is not None:  # the cells below, as the trial's chain met them (server/chain.py)
             found = chain.entries(below, trial if trial_task is not None else None)
             ran = [c for c in runtime.get("history") or [] if isinstance(c, str)]
@@ -415,10 +424,11 @@ class AnalysisService:
         return None, asyncio.ensure_future(self._trial(link, source, below))
 
     async def _trial(
-        self, link: KernelLink, source: str, below: list[BelowCell] | None = None
+        self, link: KernelLink, source: str, below: list[BelowCell] | None = None, full_s: float | None = None
     ) -> tuple[TrialOutcome, float]:
         """The trial's outcome and its wall time in ms; each request through the pool (one at a time,
-        and never while user code runs)."""
+        and never while user code runs). `full_s`: nothing cut, the cell and its chain within that many
+        seconds each."""
         invoke = self.parts.invoke
         assert invoke is not None
         timeout = self.config.extract_timeout
@@ -427,6 +437,10 @@ class AnalysisService:
             return await self.pool.call(link, lambda client: invoke(client, target, arguments, timeout))
 
         options = self._trial_options(below)
+        if full_s is not None:
+            options = dataclasses.replace(
+                options, quick_k=0, chain_quick=False, budget_s=max(options.budget_s, full_s), chain_s=full_s
+            )
         started = time.perf_counter()
         outcome = await trials.run(call, source, options)
         return outcome, (time.perf_counter() - started) * 1000

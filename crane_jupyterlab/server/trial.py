@@ -58,6 +58,7 @@ class TrialOptions:
     # The chain: (cell_id, source) of the code cells below, run after the target when it runs to its end
     below: tuple[tuple[str | None, str], ...] = ()
     chain_s: float = 10.0  # the chain's own budget, after the target's
+    chain_quick: bool = True  # the chain's steps in quick mode (False: nothing cut, a hedge asked again)
 
     def literal(self) -> str:
         return repr(self.as_dict())
@@ -69,7 +70,7 @@ class TrialOptions:
                      "worker": self.worker, "worker_max_mb": self.worker_max_mb,
                      "worker_gpu_fraction": self.worker_gpu_fraction,
                      "below": [{"cell_id": c, "source": s} for c, s in self.below],
-                     "chain_s": self.chain_s}  # fmt: skip
+                     "chain_s": self.chain_s, "chain_quick": self.chain_quick}  # fmt: skip
 
     @property
     def wait_s(self) -> float:

@@ -114,7 +114,9 @@ export function quickCrash(
             iterations: 2,
             runs: 1,
             cut: true,
-            total: 100
+            total: 100,
+            seconds: null,
+            full_s: null
           },
           {
             line: 5,
@@ -122,7 +124,9 @@ export function quickCrash(
             iterations: 600,
             runs: 2,
             cut: false,
-            total: 300
+            total: 300,
+            seconds: null,
+            full_s: null
           }
         ]
       },

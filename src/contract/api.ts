@@ -332,4 +332,6 @@ export interface ITrialLoop {
   runs: number;
   cut: boolean;
   total: number | null;
+  seconds: number | null;
+  full_s: number | null;
 }

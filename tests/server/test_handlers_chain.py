@@ -95,3 +95,23 @@ async def test_a_name_the_edit_no_longer_binds_is_hidden_state_below(jp_fetch: A
     c5, c6, c7 = body["below"]
     assert (c5["status"], c5["unbound"]) == ("finished", ["upper_limit"])
     assert c6["unbound"] == [] and c7["unbound"] == []  # c6 binds it again before c7 reads it
+
+
+async def test_a_crash_below_that_a_cut_loop_may_cause_is_asked_again_with_nothing_cut(
+    jp_fetch: Any, kernels: Any
+) -> None:
+    # The loop below (about 6 s) is past its share of the chain's 10 s, so the quick chain cuts it and
+    # the crash after it may come from the cut; a full run to it fits the budget: the trial runs again
+    # with nothing cut and the crash is seen whole
+    k = await kernels.start("import time")
+    below = [
+        {"cell_id": "c2", "source": "for e in range(60):\n    time.sleep(0.1)\n    hist.append(e)"},
+        {"cell_id": "c3", "source": "hist[60]"},
+        {"cell_id": "c4", "source": "hist[59]"},
+    ]
+    code, body = await analyze(jp_fetch, k.id, "hist = []", below=below)
+    assert code == 200, body
+    c2, c3, c4 = body["below"]
+    assert c2["status"] == "finished" and not (c2["quick"] or {}).get("cut"), c2
+    assert (c3["status"], c3["exception"], c3["after_cut"]) == ("crashed", "IndexError", False), c3
+    assert c4["status"] == "not_reached"

@@ -274,7 +274,9 @@ describe('text helpers', () => {
         iterations: 1,
         runs: 1,
         cut: true,
-        total: null
+        total: null,
+        seconds: null,
+        full_s: null
       };
       const state = { state: 'may-crash' as const, stale: false };
       result.trial = {
@@ -335,7 +337,9 @@ describe('text helpers', () => {
                 iterations: 3,
                 runs: 1,
                 cut: false,
-                total: 12
+                total: 12,
+                seconds: null,
+                full_s: null
               }
             ]
           }
