@@ -121,6 +121,52 @@ def resident_kb() -> int:
 _STATM: list[int] = [-1, -1]
 
 
+def malloc_kb() -> int:
+    """What malloc holds for the process now (kB: its arenas' blocks in use and its own mappings), from
+    glibc's `mallinfo2`; 0 where there is none. Unlike the resident memory it grows when new blocks reuse
+    pages an earlier free left resident (a kernel that once held more)."""
+    if _MALLINFO[0] is None:
+        _MALLINFO[0] = _mallinfo()
+    call = _MALLINFO[0]
+    if not call:
+        return 0
+    try:
+        info = call()
+        return int(info.uordblks + info.hblkhd) // 1024
+    except Exception:
+        return 0
+
+
+def _mallinfo() -> Any:
+    try:
+        import ctypes
+
+        class MallInfo2(ctypes.Structure):
+            _fields_ = [(name, ctypes.c_size_t) for name in (
+                "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                "fordblks", "keepcost")]  # fmt: skip
+
+        call = ctypes.CDLL(None).mallinfo2
+        call.restype = MallInfo2
+        call.argtypes = []
+        return call
+    except (OSError, AttributeError, ImportError):
+        return False  # not glibc, or older than 2.33
+
+
+_MALLINFO: list[Any] = [None]
+
+
+def footprint() -> tuple[int, int]:
+    """(resident kB, malloc's kB) now: what a loop's iterations keep shows in one or the other."""
+    return resident_kb(), malloc_kb()
+
+
+def grew(before: tuple[int, int], after: tuple[int, int]) -> int:
+    """kB held more `after` than `before`: the larger of the two measures' growths."""
+    return max(0, after[0] - before[0], after[1] - before[1])
+
+
 class Plan:
     """What the rewrite found: the loops by id (line, kind, the index of their top-level statement) and
     the cell's functions that hold loops."""
@@ -147,8 +193,8 @@ class Runtime:
         self.fits: list[Loop] = []  # Keras fit calls
         self.started: dict[int, tuple[float, int]] = {}  # while loops: their run's start and count
         self.before: dict[int, float] = {}  # while loops: the seconds of their earlier runs
-        self.peaks: dict[int, tuple[int, int]] = {}  # while loops: resident memory at their run's start
-        self.firsts: dict[int, tuple[int, int]] = {}  # ... and after its first iteration
+        self.peaks: dict[int, tuple[tuple[int, int], int]] = {}  # while loops: memory at their run's start
+        self.firsts: dict[int, tuple[tuple[int, int], int]] = {}  # ... and after its first iteration
         self.sizes: dict[int, list[int | None]] = {}  # lengths of enumerate/zip arguments (`size`)
         self.framed: dict[int, int | None] = {}  # the length of a frame whose rows a loop iterates (`rows`)
         self.filename = ""
@@ -238,15 +284,16 @@ class Runtime:
 
     def _each(self, loop: Loop, it: Iterator[Any], total: int | None) -> Iterator[Any]:
         started, n, first = time.monotonic(), 0, 0.0
-        at_start = resident_kb() if loop.runs <= 3 else 0  # an inner loop's thousands of runs: its outer's
-        after_first = 0
+        # an inner loop's thousands of runs: its outer loop's growth says it
+        at_start = footprint() if loop.runs <= 3 else None
+        after_first = None
         try:
             while True:
                 if n == 1:
                     first = time.monotonic()
                     if loop.first_s is None:
                         loop.first_s = first - started
-                    after_first = resident_kb() if at_start else 0
+                    after_first = footprint() if at_start else None
                 # Decided before the next item is taken: a cut loop never runs its producer once more.
                 # Past 64 iterations, every 16th: a cheap loop's own rate is not the checks' (a clock
                 # read per iteration doubled a 0.1 us inner loop's).
@@ -265,9 +312,9 @@ class Runtime:
         finally:  # its end, its cut, a `break` or a crash in its body (the generator is closed)
             loop.seconds += time.monotonic() - started
             if at_start:
-                end = resident_kb()
-                loop.grew_kb += max(0, end - at_start)
-                loop.steady_kb += max(0, end - after_first) if after_first else 0
+                end = footprint()
+                loop.grew_kb += grew(at_start, end)
+                loop.steady_kb += grew(after_first, end) if after_first else 0
 
     def enter(self, lid: int) -> None:
         loop = self._loop(lid)
@@ -275,7 +322,7 @@ class Runtime:
         self.started[lid] = (time.monotonic(), 0)
         self.before[lid] = loop.seconds
         if loop.runs <= 3:
-            self.peaks[lid] = (resident_kb(), loop.grew_kb)
+            self.peaks[lid] = (footprint(), loop.grew_kb)
 
     def stop(self, lid: int) -> bool:
         """Whether the while loop `lid` stops before its next iteration."""
@@ -286,12 +333,13 @@ class Runtime:
             loop.first_s = loop.seconds - self.before.get(lid, 0.0)
         if lid in self.peaks and n and n % 16 == 1:  # every 16th iteration: one system call
             at, before = self.peaks[lid]
-            loop.grew_kb = before + max(0, resident_kb() - at)
+            now_held = footprint()
+            loop.grew_kb = before + grew(at, now_held)
             if n == 1:
-                self.firsts[lid] = (resident_kb(), loop.steady_kb)
+                self.firsts[lid] = (now_held, loop.steady_kb)
             elif lid in self.firsts:
                 at_first, steady = self.firsts[lid]
-                loop.steady_kb = steady + max(0, resident_kb() - at_first)
+                loop.steady_kb = steady + grew(at_first, now_held)
         if n >= self.k and self.long(started, n, None):
             self._cut(loop)
             return True
