@@ -307,7 +307,8 @@ def test_quick_trials_are_counted_apart(tmp_path: Path, capsys: pytest.CaptureFi
     found = {(r["id"], r["version"]): r for r in rows(out)}
     buggy, fixed = found["long_01", "buggy"], found["long_01", "fixed"]
     assert buggy["trial"]["quick"]["crash"] == "certain" and buggy["prediction"]["source"] == "quick"
-    assert buggy["trial"]["quick"]["loops"][0]["iterations"] == 2 and buggy["trial_ms"] < 5000
+    # cut after its first iterations: 2, or 3 where those 2 took less than the 0.25 s a loop runs first
+    assert buggy["trial"]["quick"]["loops"][0]["iterations"] in (2, 3) and buggy["trial_ms"] < 5000
     # A shortened run that finished is no "no crash" observed: the trial alone says it did not conclude.
     assert fixed["trial"]["status"] == "finished" and fixed["prediction"]["detection"] is False
     assert fixed["prediction"]["source"] == "trial"
