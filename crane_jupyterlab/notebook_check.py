@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .kernel.trial.chain import hedged
+
 EXIT_OK, EXIT_FAILS, EXIT_UNCHECKED = 0, 1, 2
 
 
@@ -122,22 +124,15 @@ def check(path: Path, args: argparse.Namespace) -> dict[str, Any]:
         elif status == "skipped":  # an empty cell: nothing else is skipped in a fresh interpreter
             status = "ran"
         results.append({**step, "status": status, "index": cell["index"], "code_cell": number})
-    fails = next((r for r in results if r["status"] == "crashed" and not _depends(r)), None)
+    fails = next((r for r in results if r["status"] == "crashed" and not hedged(r)), None)
     timed = next((r for r in results if r["status"] in ("timed_out", "out_of_memory")), None)
     # a crash a cut loop may have caused, even in the last cell, leaves the notebook unchecked, not run
-    hedged = any(r["status"] == "crashed" and _depends(r) for r in results)
+    doubt = any(hedged(r) for r in results)
     unreached = any(r["status"] == "not_reached" for r in results)
-    status = "fails" if fails else ("unchecked" if timed or hedged or unreached else "ran")
+    status = "fails" if fails else ("unchecked" if timed or doubt or unreached else "ran")
     return {"notebook": str(path), "status": status, "cells": results, "first_crash": fails,
             "seconds": seconds, "sandbox": outcome.get("sandbox"), "full": bool(args.full),
             "rerun": outcome.get("rerun"), "forecast": outcome.get("forecast")}  # fmt: skip
-
-
-def _depends(step: dict[str, Any]) -> bool:
-    """A crash that may come from a cut loop (an earlier cell's, or its own): not claimed."""
-    from .kernel.trial.chain import hedged
-
-    return hedged({**step, "status": "crashed"})
 
 
 def duration(seconds: float) -> str:
@@ -201,7 +196,7 @@ def _line(step: dict[str, Any]) -> str:
     took = f" ({ms / 1000:.1f} s)" if isinstance(ms, (int, float)) else ""
     status = step["status"]
     if status == "crashed":
-        tail = " (may come from a cut loop above: not claimed)" if _depends(step) else ""
+        tail = " (may come from a cut loop above: not claimed)" if hedged(step) else ""
         return (
             f"  {where} crashed at line {step.get('line')}: {step.get('exception')}: "
             f"{str(step.get('message') or '').splitlines()[0] if step.get('message') else ''}{took}{tail}"

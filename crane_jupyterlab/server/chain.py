@@ -36,7 +36,7 @@ async def answer_hedge(trial: TrialOutcome, again: FullTrialFn, budget_s: float)
     Its answer replaces the hedge when the full run reached that cell (a crash seen, or the cell ran);
     otherwise the quick trial stands."""
     from ..kernel.trial.chain import hedged
-    from ..kernel.trial.top import first_unfinished, full_need
+    from ..kernel.trial.top import answers, first_unfinished, full_need
 
     steps = [entry.model_dump() for entry in trial.below]
     stop = first_unfinished(steps)
@@ -48,12 +48,7 @@ async def answer_hedge(trial: TrialOutcome, again: FullTrialFn, budget_s: float)
         return trial
     full, _ = await again(max(need * 2, 1.0))  # twice the projection: a loaded machine's margin
     reached = [entry.model_dump() for entry in full.below]
-    ended = first_unfinished(reached)
-    answered = full.status == "finished" and (
-        (ended is None and len(reached) > stop)
-        or (ended is not None and (ended > stop or reached[ended].get("status") == "crashed"))
-    )
-    return full if answered else trial
+    return full if answers({"status": full.status}, reached, stop) else trial
 
 
 def entries(below: list[BelowCell], trial: TrialOutcome | None) -> list[BelowOutcome]:

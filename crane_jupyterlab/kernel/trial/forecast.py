@@ -42,7 +42,7 @@ def build(
     if status == "timed_out":  # the cell ran past the budget: it takes at least that long
         progress = outcome.get("progress") or {}
         elapsed = float(progress.get("elapsed_ms") or outcome.get("elapsed_ms") or 0.0) / 1000
-        return _memory({"seconds": round(elapsed, 2), "seconds_low": round(elapsed, 2), "seconds_high": None,
+        return memory({"seconds": round(elapsed, 2), "seconds_low": round(elapsed, 2), "seconds_high": None,
                         "at_least": True, "basis": "observed", "projected_from": []},
                        extra_kb, 0, kernel_kb, available_kb, None)  # fmt: skip
     if status not in ("finished", "crashed"):
@@ -51,7 +51,7 @@ def build(
     loops = _own_time([loop for loop in quick.get("loops") or [] if isinstance(loop, dict)], quick)
     cut = [loop for loop in loops if loop.get("cut")]
     if not cut:
-        return _memory({"seconds": round(elapsed, 2), "seconds_low": round(elapsed, 2),
+        return memory({"seconds": round(elapsed, 2), "seconds_low": round(elapsed, 2),
                         "seconds_high": round(elapsed, 2), "at_least": False, "basis": "observed",
                         "projected_from": []}, extra_kb, 0, kernel_kb, available_kb, None)  # fmt: skip
     mid = low = high = 0.0
@@ -81,7 +81,7 @@ def build(
     forecast = {"seconds": round(elapsed + mid, 2), "seconds_low": round(elapsed + low, 2),
                 "seconds_high": None if at_least else round(elapsed + high, 2), "at_least": at_least,
                 "basis": "projected", "projected_from": [_basis(loop) for loop in cut][:6]}  # fmt: skip
-    return _memory(forecast, extra_kb, grows_kb, kernel_kb, available_kb, worst)
+    return memory(forecast, extra_kb, grows_kb, kernel_kb, available_kb, worst)
 
 
 def _own_time(loops: list[dict[str, Any]], quick: dict[str, Any]) -> list[dict[str, Any]]:
@@ -228,7 +228,7 @@ def _basis(loop: dict[str, Any]) -> dict[str, Any]:
             "memory_kb_per_iteration": round(_growth_per_iteration(loop), 1)}  # fmt: skip
 
 
-def _memory(
+def memory(
     forecast: dict[str, Any],
     extra_kb: int,
     grows_kb: float,
@@ -236,6 +236,9 @@ def _memory(
     available_kb: int | None,
     worst: tuple[float, dict[str, Any]] | None,
 ) -> dict[str, Any]:
+    """`forecast` with its memory fields: the kernel's `kernel_kb` plus the trial's peak `extra_kb` plus
+    `grows_kb` the cut loops would add, against `available_kb` more; out of memory only where that peak
+    exceeds it, at the iteration of `worst` (the loop whose iterations keep the most) it runs out."""
     forecast.update(peak_memory_mb=None, memory_available_mb=None, gpu_peak_mb=None, gpu_available_mb=None,
                     out_of_memory=False, runs_out_at=None)  # fmt: skip
     if kernel_kb is None:

@@ -111,13 +111,7 @@ class TopRun:
         again = full.get("below") or []
         rerun["ran"] = True
         rerun["elapsed_ms"] = full.get("elapsed_ms")
-        ended = first_unfinished(again)
-        # an answer: the cells to the hedged one all ran, or the first that did not is a crash (the
-        # hedged one, or an earlier one a whole loop now meets)
-        answered = full.get("status") == "finished" and (
-            (ended is None and len(again) > stop)
-            or (ended is not None and (ended > stop or again[ended].get("status") == "crashed"))
-        )
+        answered = answers(full, again, stop)
         rerun["answered"] = answered
         if not answered:  # it ran out of time (or was stopped) before the hedged cell ended
             return {**outcome, "rerun": rerun}
@@ -162,6 +156,17 @@ def first_unfinished(steps: list[dict[str, Any]]) -> int | None:
     """The index of the first cell that did not run to its end (the cells after it are not reached)."""
     return next(
         (i for i, step in enumerate(steps) if step.get("status") not in ("finished", "skipped")), None
+    )
+
+
+def answers(full: dict[str, Any], steps: list[dict[str, Any]], stop: int) -> bool:
+    """Whether a run with nothing cut (`full`, its cells' `steps`) answers a hedge at cell `stop`: the
+    cells to it all ran, or the first that did not is a crash (the hedged one, or an earlier one a whole
+    loop now meets); not where it ran out of time or was stopped first."""
+    ended = first_unfinished(steps)
+    return full.get("status") == "finished" and (
+        (ended is None and len(steps) > stop)
+        or (ended is not None and (ended > stop or steps[ended].get("status") == "crashed"))
     )
 
 

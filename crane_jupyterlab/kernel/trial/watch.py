@@ -312,7 +312,7 @@ class Trial:
                  "seconds_high": None if None in highs else round(sum(highs), 2),  # type: ignore[arg-type]
                  "at_least": any(a.get("at_least") for a in known),
                  "basis": "projected" if projected else "observed", "projected_from": []}  # fmt: skip
-        return forecast._memory(whole, peak_kb, 0.0, self.baseline_kb, forecast.available_kb(), None)
+        return forecast.memory(whole, peak_kb, 0.0, self.baseline_kb, forecast.available_kb(), None)
 
     def _below(self, target: str, stopped: str | None) -> list[dict[str, Any]]:
         """One entry per cell below: its step's outcome, or why it was not reached."""
