@@ -199,6 +199,7 @@ class NotebookCell(BaseModel):
     # a NameError whose name the live kernel does hold: hidden state (a cell that no longer defines it)
     hidden: bool | None = None
     forecast: Forecast | None = None  # its time whole, from what the run measured
+    installs: str | None = None  # its package installs, answered from this environment (not run)
 
 
 class NotebookRun(BaseModel):

@@ -158,6 +158,7 @@ class BelowOutcome(BaseModel):
     # it runs only on the kernel's old value, and a run from the top fails there
     unbound: list[str] = Field(default_factory=list)
     forecast: Forecast | None = None  # its time whole (memory: the chain's peak is not per cell)
+    installs: Plain | None = None  # its package installs, answered from this environment (not run)
 
     @property
     def observed(self) -> bool:
@@ -228,6 +229,9 @@ class TrialOutcome(BaseModel):
     # What the cell wrote to its private copy-on-write copy of the files, discarded with the trial:
     # "wrote 2 files (1.2 MB) in a private copy, discarded: the real files did not change".
     writes: str | None = None
+    # A package install the cell asks for (`!pip install`), answered from this environment, never run:
+    # "the install was answered from this environment, not run: already installed: numpy 2.4.6".
+    installs: Plain | None = None
     quick: QuickTrial | None = None  # the loops, in a trial that may cut long ones short
     progress: TrialProgress | None = None  # timed_out: how far it got
     worker: TrialWorker | None = None  # the trial ran in a fresh process on a copy of the cell's inputs

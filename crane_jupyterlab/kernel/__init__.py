@@ -41,6 +41,7 @@ MANIFEST = (
     "trial/kerasfit",
     "trial/quick",
     "trial/tfwork",
+    "trial/shell_commands",
     "trial/execute",
     "trial/chain",
     "trial/state",

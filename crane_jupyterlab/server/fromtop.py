@@ -250,6 +250,6 @@ def cells_of(sent: list[BelowCell], entries: list[BelowOutcome]) -> list[Noteboo
             cell_id=cell.cell_id, status=status, exception=entry.exception, message=entry.message,
             line=entry.line, elapsed_ms=entry.elapsed_ms, shortened=shortened, quick=entry.quick,
             after_cut=entry.status == "crashed" and not entry.observed, reason=reason,
-            forecast=entry.forecast,
+            forecast=entry.forecast, installs=entry.installs,
         ))  # fmt: skip
     return out

@@ -161,6 +161,7 @@ export interface ITrialOutcome {
   reason: string | null;
   extra_memory_mb: number | null;
   writes: string | null;
+  installs: string | null;
   quick: IQuickTrial | null;
   progress: ITrialProgress | null;
   worker: ITrialWorker | null;
@@ -207,6 +208,7 @@ export interface IBelowOutcome {
   without_edit: boolean | null;
   unbound: string[];
   forecast: IForecast | null;
+  installs: string | null;
 }
 
 /**
@@ -256,6 +258,7 @@ export interface INotebookCell {
   reason: string | null;
   hidden: boolean | null;
   forecast: IForecast | null;
+  installs: string | null;
 }
 
 /** A certain crash found by a deterministic check. */

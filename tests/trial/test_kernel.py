@@ -208,12 +208,15 @@ async def test_in_a_network_namespace_of_its_own_a_socket_may_be_made_and_bound(
     assert server.count == 0
 
 
+# Each leaves a process running past the cell, a different way; the trial must end it.
 PROCESS_CELLS = {
-    "subprocess": "subprocess.run(['sleep', '{mark}'])",
-    "os.system": "os.system('sleep {mark}')",
-    "bang": "!sleep {mark}",
+    "subprocess": "subprocess.Popen(['sleep', '{mark}'])",
+    "os.system": "os.system('sleep {mark} &')",
+    "bang": "!sleep {mark} &",
     "posix_spawn": "os.posix_spawn('/bin/sleep', ['sleep', '{mark}'], os.environ)",
-    "fork": "os.fork()",
+    "fork": "if os.fork() == 0:\n    os.execvp('sleep', ['sleep', '{mark}'])",
+    "nohup": "!nohup sleep {mark} > /dev/null 2>&1 &",
+    "bash-cell": "%%bash\nsleep {mark} > /dev/null 2>&1 &\necho started",
 }
 
 
@@ -228,16 +231,104 @@ def processes_with(mark: str) -> list[int]:
 
 
 @pytest.mark.parametrize("name", sorted(PROCESS_CELLS))
-async def test_no_process_is_started(
+async def test_a_process_runs_in_the_sandbox_and_ends_with_the_trial(
     name: str, kernel: tuple[Any, AsyncKernelClient], kit: SimpleNamespace
 ) -> None:
     mark = f"7.{abs(hash(name)) % 10**6:06d}"
     pid = kernel_pid(kernel[0])
     before = {p for p, _ in kit.children_of(pid)}
     result = await kit.run_in_kernel(kernel[1], PROCESS_CELLS[name].format(mark=mark))
-    assert result["outcome"]["status"] == "blocked", result["outcome"]
+    assert result["outcome"]["status"] == "finished", result["outcome"]
     assert processes_with(mark) == []
     assert {p for p, _ in kit.children_of(pid)} <= before
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "!setsid sleep 61",  # a session of its own would outlive the trial's process group
+        "subprocess.Popen(['sleep', '62'], start_new_session=True)",
+        "!python3 -c 'import os; os.setpgid(0, 0)'",
+    ],
+)
+async def test_a_process_cannot_leave_the_trials_group(
+    cell: str, kernel: tuple[Any, AsyncKernelClient], kit: SimpleNamespace
+) -> None:
+    result = await kit.run_in_kernel(kernel[1], cell)
+    assert result["outcome"]["status"] == "blocked", result["outcome"]
+    assert "session" in result["outcome"]["reason"] or "process group" in result["outcome"]["reason"]
+    assert processes_with("sleep 61") == processes_with("sleep 62") == []
+
+
+SHELL_CELLS = {
+    "touch": "!touch {W}/new.txt",
+    "rm": "!rm {W}/a.txt",
+    "redirect": "!echo changed > {W}/a.txt",
+    "bash-cell": "%%bash\necho changed > $CRANE_W/a.txt",
+    "mv": "!mv {W}/a.txt {W}/moved.txt",
+    "outside": "!echo changed >> {W}/../outside.txt",
+    "python-child": "!python3 -c \"open('{W}/b.csv', 'w').write('x')\"",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHELL_CELLS))
+async def test_a_shell_command_changes_no_file(
+    name: str, kernel: tuple[Any, AsyncKernelClient], watched: Path, kit: SimpleNamespace
+) -> None:
+    before = checksums(watched)
+    await run_cell(kernel[1], "os.environ['CRANE_W'] = str(W)")
+    result = await kit.run_in_kernel(kernel[1], SHELL_CELLS[name] + "\nassert _exit_code == 0")
+    assert result["outcome"]["status"] == "blocked", result["outcome"]
+    assert checksums(watched) == before
+
+
+async def test_a_shell_command_reaches_no_network_and_says_it_needed_one(
+    kernel: tuple[Any, AsyncKernelClient], server: CountingServer, kit: SimpleNamespace
+) -> None:
+    cell = "!python3 -c \"import urllib.request; urllib.request.urlopen('http://127.0.0.1:{PORT}/')\""
+    result = await kit.run_in_kernel(kernel[1], cell)
+    outcome = result["outcome"]
+    assert outcome["status"] == "blocked", outcome
+    assert "'python3' reach the network" in outcome["reason"], outcome
+    await asyncio.sleep(0.3)
+    assert server.count == 0
+
+
+async def test_shell_commands_run_as_the_kernel_runs_them(
+    kernel: tuple[Any, AsyncKernelClient], kit: SimpleNamespace
+) -> None:
+    kc = kernel[1]
+    # `x = !cmd` binds IPython's list of lines; `!cmd` leaves its exit code; a crash after is observed
+    listed = "files = !ls {W}\nassert 'a.txt' in files and files.n\nfiles[99]"
+    outcome = (await kit.run_in_kernel(kc, listed))["outcome"]
+    assert (outcome["status"], outcome["exception"], outcome["line"]) == ("crashed", "IndexError", 3), outcome
+    code = "!exit 3\nassert _exit_code == 3, _exit_code\nundefined_after_the_shell"
+    outcome = (await kit.run_in_kernel(kc, code))["outcome"]
+    assert (outcome["status"], outcome["exception"]) == ("crashed", "NameError"), outcome
+    bash = "%%bash\nls / > /dev/null\necho done"
+    assert (await kit.run_in_kernel(kc, bash))["outcome"]["status"] == "finished"
+    # the kernel's own `!cmd` still runs through its pseudo-terminal, untouched by the trials
+    reply = await run_cell(kc, "out = !echo kernel-side\nassert out == ['kernel-side']")
+    assert reply["status"] == "ok"
+
+
+async def test_a_package_install_is_answered_from_the_environment(
+    kernel: tuple[Any, AsyncKernelClient], kit: SimpleNamespace
+) -> None:
+    kc = kernel[1]
+    from importlib.metadata import version
+
+    installed = (await kit.run_in_kernel(kc, "%pip install -q -U numpy 'pandas>=1.0' > /dev/null"))["outcome"]
+    assert installed["status"] == "finished", installed
+    assert f"already installed: numpy {version('numpy')}" in installed["installs"]
+    missing = "!pip install -q crane-no-such-package==1.0\nimport crane_no_such_package\nx = 1 / 0"
+    outcome = (await kit.run_in_kernel(kc, missing))["outcome"]
+    assert outcome["status"] == "unavailable", outcome
+    assert "needs crane-no-such-package" in outcome["reason"] and "lacks it" in outcome["reason"]
+    # a version this environment does not have is not claimed satisfied
+    pinned = "!pip install numpy==0.0.1\nimport numpy"
+    outcome = (await kit.run_in_kernel(kc, pinned))["outcome"]
+    assert outcome["status"] == "finished" and "not in this environment: numpy==0.0.1" in outcome["installs"]
 
 
 @pytest.mark.parametrize(

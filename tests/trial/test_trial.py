@@ -24,7 +24,7 @@ pytestmark = pytest.mark.usefixtures("os_layer")
 def test_a_crash_is_observed_with_its_line_and_frames(kit: SimpleNamespace) -> None:
     ns: dict[str, Any] = {"rows": [{"age": 3}]}
     outcome = kit.run_here("total = 0\ndef age(row):\n    return row['Age']\ntotal += age(rows[0])", ns)
-    assert outcome["status"] == "crashed"
+    assert outcome["status"] == "crashed", outcome
     assert (outcome["exception"], outcome["message"]) == ("KeyError", "'Age'")
     assert outcome["line"] == 3  # where it raised, inside the cell's own function
     assert outcome["frames"] == [

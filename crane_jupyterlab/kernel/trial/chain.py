@@ -32,6 +32,14 @@ from .outcome import ms
 # Statuses after which the chain goes on: a step that did not run to its end leaves a state the real run
 # would not have (a crash's half-done effects, a refused write).
 GOES_ON = ("finished", "skipped")
+# A step that could not run: the run goes on past it where a later cell reads nothing it would have made.
+COULD_NOT_RUN = ("blocked", "unavailable")
+_HEDGED = "a cell whose crash a cut loop may have caused"
+_NOT_RUN = "a cell that could not run here"
+# Raised by what a cell that could not run may have made: a file (`!wget -O data.csv`, `to_csv`) or a
+# package (`!pip install ... && ...`).
+_MADE_BY_UNRUN = ("FileNotFoundError", "NotADirectoryError", "IsADirectoryError", "ModuleNotFoundError",
+                  "ImportError", "EmptyDataError", "OSError")  # fmt: skip
 
 
 def names(code_text: str) -> tuple[set[str], set[str]]:
@@ -107,7 +115,9 @@ def run(
     above = Above(target_code, cut)
     started = time.monotonic()
     budget = float(opts.get("chain_s") or 10.0)
-    held: dict[str, int] = {}  # names a hedged crash may have left otherwise, and the cell that left them
+    # Names a hedged crash, or a cell that could not run, may have left otherwise: what left them, in words.
+    held: dict[str, str] = {}
+    unrun: list[int] = []  # the steps that could not run (blocked, unavailable), whose files are unknown too
     for index, cell in enumerate(below):
         source = cell.get("source") if isinstance(cell, dict) else None
         if not isinstance(source, str):
@@ -124,7 +134,9 @@ def run(
         if held:
             waits = _waits(code_text, reads, held, ns)
             if waits is not None:  # it may meet what the hedged crash left: not run, and the run goes on
-                held.update(dict.fromkeys(_bound(touches, ns), index))
+                met = sorted(reads & set(held))
+                left = held[met[0]] if met else (_HEDGED if _HEDGED in held.values() else _NOT_RUN)
+                held.update(dict.fromkeys(_bound(touches, ns), left))
                 _send(writer, {"phase": "below", "index": index, "status": "unavailable", "goes_on": True,
                                "reads": [], "reason": waits})  # fmt: skip
                 continue
@@ -152,11 +164,23 @@ def run(
                     "reason": f"the sandbox refused to {guard.refusals[refused]}{raised}"}  # fmt: skip
         if cut and not above.independent(done, reads, ns):
             done["after_cut"] = True  # an earlier step was shortened: this crash may come from what it left
-        if fresh and hedged(done):
+        if unrun and _may_need_unrun(done):
+            # a missing file or package that a cell which could not run may have made: not claimed
+            done = {"status": "unavailable", "elapsed_ms": done.get("elapsed_ms"), "goes_on": True,
+                    "reason": f"it raised {done.get('exception')}, about a file or package that a cell above "
+                              "which could not run here may have made"}  # fmt: skip
+            held.update(dict.fromkeys(_bound(touches, ns), _NOT_RUN))
+        elif fresh and hedged(done):
             # a crash a cut loop above may have caused, in a run from the top: the cells that read
             # nothing it touched go on (the others wait for an answer), so the rest is still checked
             done["goes_on"] = True
-            held.update(dict.fromkeys(_bound(touches, ns), index))
+            held.update(dict.fromkeys(_bound(touches, ns), _HEDGED))
+        elif done.get("status") in COULD_NOT_RUN:
+            # blocked by the sandbox or beyond the trial: what it binds is unknown, and the cells that
+            # read none of it still run (the first crash is claimed only on what no such cell made)
+            done["goes_on"] = True
+            held.update(dict.fromkeys(_bound(touches, ns), _NOT_RUN))
+            unrun.append(index)
         _send(writer, {"phase": "below", "index": index, "reads": meets, **done})
         if done.get("status") not in GOES_ON and not done.get("goes_on"):
             return
@@ -187,18 +211,23 @@ def _bound(touches: set[str], ns: dict[str, Any]) -> set[str]:
     return {n for n in touches - _modules(touches, ns) if n in ns or not hasattr(builtins, n)}
 
 
-def _waits(code_text: str, reads: set[str], held: dict[str, int], ns: dict[str, Any]) -> str | None:
-    """Why a cell after a hedged crash is not run (None: it reads nothing that crash may have left): a
-    name it touched, a function or object of the notebook's own (its code may read any global), or a
-    name bound by text the parser cannot see."""
+def _may_need_unrun(step: dict[str, Any]) -> bool:
+    return step.get("status") == "crashed" and step.get("exception") in _MADE_BY_UNRUN
+
+
+def _waits(code_text: str, reads: set[str], held: dict[str, str], ns: dict[str, Any]) -> str | None:
+    """Why a cell after a hedged crash, or after a cell that could not run, is not run (None: it reads
+    nothing that cell may have left): a name it touched, a function or object of the notebook's own (its
+    code may read any global), or a name bound by text the parser cannot see."""
     met = sorted(reads & set(held))
     if met:
         shown = ", ".join(met[:3]) + (", ..." if len(met) > 3 else "")
-        return f"it reads {shown}, which a cell whose crash a cut loop may have caused left unknown"
+        return f"it reads {shown}, which {held[met[0]]} left unknown"
+    what = _HEDGED if _HEDGED in held.values() else _NOT_RUN
     if _DYNAMIC.search(code_text):
-        return "it may bind or read names the parser cannot see, after a crash a cut loop may have caused"
+        return f"it may bind or read names the parser cannot see, after {what}"
     if any(_notebooks(ns.get(n)) for n in reads):
-        return "it calls the notebook's own code, which may read what a crash a cut loop may have caused left"
+        return f"it calls the notebook's own code, which may read what {what} left"
     return None
 
 

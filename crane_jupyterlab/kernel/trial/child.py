@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from ..cell import runnable
-from . import chain, execute, quick, tfwork, transfer
+from . import chain, execute, quick, shell_commands, tfwork, transfer
 from .outcome import ms, private_kb, unavailable
 from .sandbox import confine, inherited, overlay, seccomp
 from .sandbox.hooks import Guard
@@ -163,7 +163,7 @@ def enter_sandbox(
     _libraries(scratch, random_state)
     startup_probes()
     step("libraries")
-    os_layer = False
+    os_layer = processes = False
     failure = "no seccomp filter for this platform"
     if table is not None:
         try:
@@ -172,7 +172,8 @@ def enter_sandbox(
             writable = [scratch] + ([confine.SHM] if layers.get("private_shm") else []) + cow["dirs"]
             if layers["landlock_abi"]:
                 confine.restrict_files(layers["landlock_abi"], writable, netns=bool(layers.get("netns")))
-            listener = confine.install_filter(table[1], table[0], watched)
+            processes = True  # in the trial's process group, which ends with it (watch.py)
+            listener = confine.install_filter(table[1], table[0], watched, processes=processes)
             import socket
 
             # What the supervisor may let through: writes Landlock guards, in these directories; and
@@ -181,6 +182,7 @@ def enter_sandbox(
                 "landlock": bool(layers["landlock_abi"]),
                 "writable": writable,
                 "watched": watched,
+                "processes": processes,
                 **overlay.grant(cow),
             }
             # The kernel keeps the layers' tmpfs to measure and list what was written.
@@ -198,7 +200,10 @@ def enter_sandbox(
             "(c.CraneExtension.trial_hooks_only = True)"
         )
     private = ((confine.SHM,) if layers.get("private_shm") else ()) + tuple(cow["dirs"])
-    guard = Guard(scratch, os_layer, private, netns=bool(layers.get("netns")))
+    guard = Guard(
+        scratch, os_layer, private, netns=bool(layers.get("netns")), processes=os_layer and processes
+    )
+    shell_commands.prepare(shell)
     sys.addaudithook(guard)
     _refuse_input(guard)
     inherited.guard_pools(guard.refuse)
@@ -299,6 +304,12 @@ def _limits(opts: dict[str, Any]) -> None:  # pragma: no cover - child only
         import resource
 
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        # No file the trial or a program it runs writes (its scratch directory is on disk) grows past
+        # the memory cap: `dd` into $TMPDIR fails with EFBIG instead of filling the disk.
+        cap = int(opts["memory_mb"]) * 1024 * 1024
+        hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+        if hard == resource.RLIM_INFINITY or cap < hard:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (cap, hard))
         with open("/proc/self/statm") as fh:
             size = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
         # A backstop for one huge allocation before the watching thread's next look; the cap itself is

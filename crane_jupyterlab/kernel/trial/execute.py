@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from ..cell import runnable
-from . import quick, tfwork
+from . import quick, shell_commands, tfwork
 from .outcome import ms
 from .sandbox.hooks import Guard, Refused
 
@@ -41,20 +41,32 @@ def run(
     linecache.cache[CELL_FILE] = (len(source), None, source.splitlines(True), CELL_FILE)
     flags = getattr(getattr(shell, "compile", None), "flags", 0) | PyCF_ALLOW_TOP_LEVEL_AWAIT
     shown = _ShownErrors(shell)
+    installs = shell_commands.mark()
     t0 = time.perf_counter()
     try:
         prepared = loops(code_text, CELL_FILE, ns) if loops is not None else code_text
         _execute(prepared, code_text, ns, shell, flags)
         _draw_figures(shell)
     except BaseException as exc:
-        return quick.conclude(classify(exc, source, guard, report, ms(time.perf_counter() - t0)), ns, exc)
+        outcome = classify(exc, source, guard, report, ms(time.perf_counter() - t0))
+        return _noted(quick.conclude(outcome, ns, exc), installs)
     finally:
         shown.restore()
     elapsed = ms(time.perf_counter() - t0)
     if shown.first is not None:
         error, line = shown.first
-        return quick.conclude(classify(error, source, guard, report, elapsed, line), ns, error)
-    return quick.conclude({"status": "finished", "elapsed_ms": elapsed}, ns, None)
+        return _noted(
+            quick.conclude(classify(error, source, guard, report, elapsed, line), ns, error), installs
+        )
+    return _noted(quick.conclude({"status": "finished", "elapsed_ms": elapsed}, ns, None), installs)
+
+
+def _noted(outcome: dict[str, Any], installs: int) -> dict[str, Any]:
+    """The outcome with what the cell's package installs were answered with (shell_commands.py)."""
+    note = shell_commands.installs_note(installs)
+    if note:
+        outcome["installs"] = note
+    return outcome
 
 
 def _execute(
@@ -249,6 +261,9 @@ def classify(
                 "elapsed_ms": elapsed}  # fmt: skip
     if any(isinstance(e, tfwork.GraphFunctionCall) for e in chain):
         return {"status": "unavailable", "reason": tfwork.REASON, "elapsed_ms": elapsed}
+    lacking = shell_commands.lacking(chain)
+    if lacking:  # the notebook installs what this import needs; the trial answered that install offline
+        return {"status": "unavailable", "reason": lacking, "elapsed_ms": elapsed}
     refused = any(isinstance(e, Refused) for e in chain)
     if refused and not guard.refusals:
         guard.refusals.append("an operation the sandbox refused")

@@ -23,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from . import chain, execute, quick, state, transfer
+from . import chain, execute, quick, shell_commands, state, transfer
 from .child import startup_probes
 from .outcome import REBUILD_REFUSED, listed, ms, private_kb, unavailable
 from .sandbox import confine, overlay, seccomp
@@ -359,7 +359,7 @@ def _sandbox(
         os.environ[name] = scratch
     _limit_memory(opts)
     table = seccomp.arch()
-    os_layer = False
+    os_layer = processes = False
     failure = "no seccomp filter for this platform"
     if table is not None:
         try:
@@ -368,9 +368,10 @@ def _sandbox(
             writable = [scratch] + ([confine.SHM] if layers.get("private_shm") else []) + cow["dirs"]
             if layers["landlock_abi"]:
                 confine.restrict_files(layers["landlock_abi"], writable, devices, bool(layers.get("netns")))
-            listener = confine.install_filter(table[1], table[0], {}, every_thread=True)
+            processes = True  # in the worker's process group, which ends with it (worker.py)
+            listener = confine.install_filter(table[1], table[0], {}, every_thread=True, processes=processes)
             grant = {"landlock": bool(layers["landlock_abi"]), "writable": writable, "watched": {},
-                     "gpu": bool(devices), **overlay.grant(cow)}  # fmt: skip
+                     "gpu": bool(devices), "processes": processes, **overlay.grant(cow)}  # fmt: skip
             socket.send_fds(control, [json.dumps(grant).encode()], [listener, *overlay.fds(cow)])
             os.close(listener)
             os_layer = True
@@ -385,7 +386,10 @@ def _sandbox(
             "(c.CraneExtension.trial_hooks_only = True)"
         )
     private = ((confine.SHM,) if layers.get("private_shm") else ()) + tuple(cow["dirs"])
-    guard = Guard(scratch, os_layer, private, netns=bool(layers.get("netns")))
+    guard = Guard(
+        scratch, os_layer, private, netns=bool(layers.get("netns")), processes=os_layer and processes
+    )
+    shell_commands.prepare(_shell())
     sys.addaudithook(guard)
     _refuse_input(guard)
     guard.active = True
@@ -412,6 +416,12 @@ def _limit_memory(opts: dict[str, Any]) -> None:  # pragma: no cover - worker on
         import resource
 
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        # No file the trial or a program it runs writes (its scratch directory is on disk) grows past
+        # the memory cap: `dd` into $TMPDIR fails with EFBIG instead of filling the disk.
+        cap = int(opts["memory_mb"]) * 1024 * 1024
+        hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+        if hard == resource.RLIM_INFINITY or cap < hard:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (cap, hard))
         with open("/proc/self/statm") as fh:
             size = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
         limit = size + 2 * int(opts["memory_mb"]) * 1024 * 1024 + (1 << 30)

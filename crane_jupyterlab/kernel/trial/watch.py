@@ -126,6 +126,7 @@ class Trial:
                             listener = -1
                     else:
                         listener = self._receive_listener(poller)
+            _end_group(self.pid)  # what the cell started and left running (`!cmd &`), before the reap
             status = _reap(self.pid, time.monotonic() + 10.0)
             self.outcome = self._outcome(data, status, peak_kb)
         except Exception as exc:  # the thread must always leave an outcome and a reaped child
@@ -211,7 +212,14 @@ class Trial:
         layers = [w for w in grant.get("layers", []) if isinstance(w, str)]  # private copies (overlay.py)
         watched = {int(fd): entry for fd, entry in (grant.get("watched") or {}).items()}
         self.supervisor = Supervisor(
-            fds[0], self.pid, writable, bool(grant.get("landlock")), self.memory, layers, watched
+            fds[0],
+            self.pid,
+            writable,
+            bool(grant.get("landlock")),
+            self.memory,
+            layers,
+            watched,
+            processes=bool(grant.get("processes")),
         )
         self.supervisor.gpu = bool(grant.get("gpu"))
         self.memory = -1
@@ -360,14 +368,28 @@ class Trial:
 
 
 # What a step of the chain reports that the outcome keeps (models.BelowOutcome).
-_STEP_KEYS = ("status", "exception", "message", "line", "reads", "elapsed_ms", "reason", "after_cut", "quick")
+_STEP_KEYS = (
+    "status", "exception", "message", "line", "reads", "elapsed_ms", "reason", "after_cut", "quick",
+    "installs",
+)  # fmt: skip
 
 
 def _kill(pid: int) -> None:
     import signal
 
+    _end_group(pid)
     with contextlib.suppress(OSError):
         os.kill(pid, signal.SIGKILL)
+
+
+def _end_group(pid: int) -> None:
+    """Kill the trial's process group, whose id is the child's pid (child.py), and which every process
+    the cell started stays in (the sandbox refuses setsid and setpgid). Called while the child is not
+    yet reaped, so the id cannot name another group."""
+    import signal
+
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def _reap(pid: int, deadline: float) -> int:

@@ -246,12 +246,17 @@ def restrict_files(abi: int, writable: list[str], devices: tuple[str, ...] = (),
 
 
 def install_filter(
-    numbers: dict[str, int], audit_arch: int, watched: Any = (), every_thread: bool = False
+    numbers: dict[str, int],
+    audit_arch: int,
+    watched: Any = (),
+    every_thread: bool = False,
+    processes: bool = False,
 ) -> int:
-    """Install the seccomp filter (calls on the `watched` descriptors notified), on every thread of the
-    process with `every_thread`; returns the user-notification listener's fd."""
+    """Install the seccomp filter (calls on the `watched` descriptors notified; new processes let through
+    with `processes`, in this process's group), on every thread of the process with `every_thread`;
+    returns the user-notification listener's fd."""
     c = libc()
-    program = filter_program(audit_arch, numbers, os.getpid(), watched)
+    program = filter_program(audit_arch, numbers, os.getpid(), watched, processes)
     code = c.ctypes.create_string_buffer(program, len(program))
     fprog = struct.pack("<HxxxxxxQ", len(program) // 8, c.ctypes.addressof(code))
     pbuf = c.ctypes.create_string_buffer(fprog, len(fprog))

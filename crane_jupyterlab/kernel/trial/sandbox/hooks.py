@@ -30,7 +30,12 @@ class Guard:
     """The audit hook of one trial child. `active` is switched on right before the cell runs."""
 
     def __init__(
-        self, scratch: str | None, os_layer: bool, private: tuple[str, ...] = (), netns: bool = False
+        self,
+        scratch: str | None,
+        os_layer: bool,
+        private: tuple[str, ...] = (),
+        netns: bool = False,
+        processes: bool = False,
     ) -> None:
         # Where the child may write: the scratch directory, and directories private to it (its own
         # /dev/shm in a mount namespace).
@@ -39,6 +44,10 @@ class Guard:
         self.os_layer = os_layer
         # In a network namespace of its own (the OS layer's), an address bound reaches nothing outside.
         self.netns = os_layer and netns
+        # The OS layer runs the cell's processes in the sandbox (every layer inherited, in the trial's
+        # process group, which ends with it): shell commands and subprocesses run; without it they are
+        # refused here.
+        self.processes = os_layer and processes
         self.refusals: list[str] = []
         self.active = False
 
@@ -46,7 +55,7 @@ class Guard:
         if not self.active:
             return
         handler = _HANDLERS.get(event)
-        if handler is None:
+        if handler is None or (self.processes and event in _PROCESS_EVENTS):
             return
         self.active = False  # our own checks raise audit events too
         try:
@@ -150,15 +159,23 @@ def _popen(guard: Guard, args: tuple) -> str:  # type: ignore[type-arg]
 
 def _kill(guard: Guard, args: tuple) -> str | None:  # type: ignore[type-arg]
     pid = args[0]
-    if pid in (0, os.getpid()):  # the child is its own process group
+    if pid in (0, os.getpid()) or (guard.processes and _started_here(abs(pid))):  # its own group, its own
         return None
     return f"send signal {args[1]} to process {pid}"
 
 
 def _killpg(guard: Guard, args: tuple) -> str | None:  # type: ignore[type-arg]
-    if args[0] in (0, os.getpgid(0)):
+    if args[0] in (0, os.getpgid(0)) or (guard.processes and _started_here(args[0])):
         return None
     return f"send signal {args[1]} to process group {args[0]}"
+
+
+def _started_here(pid: Any) -> bool:
+    """Whether `pid` is one of the processes the trial started (in its process group), or that group."""
+    try:
+        return bool(pid > 0) and (pid == os.getpgid(0) or os.getpgid(pid) == os.getpgid(0))
+    except (OSError, TypeError):
+        return False
 
 
 def _address(value: Any) -> str:
@@ -225,7 +242,7 @@ _HANDLERS: dict[str, Callable[[Guard, tuple], str | None]] = {  # type: ignore[t
     "shutil.rmtree": _rmtree,
     "subprocess.Popen": _popen,
     "os.system": lambda g, a: f"run the shell command '{_command(a[0])}'",
-    "os.exec": lambda g, a: f"run the program '{_command(a[0])}'",
+    "os.exec": lambda g, a: f"replace the trial's process with the program '{_command(a[0])}'",
     "os.posix_spawn": lambda g, a: f"run the program '{_command(a[0])}'",
     "os.spawn": lambda g, a: f"run the program '{_command(a[1])}'",
     "os.fork": lambda g, a: "start a process (os.fork)",
@@ -253,3 +270,7 @@ _HANDLERS: dict[str, Callable[[Guard, tuple], str | None]] = {  # type: ignore[t
     "resource.prlimit": _prlimit,
     "builtins.input": lambda g, a: "wait for input from the user",
 }
+# What the OS layer lets run inside the sandbox (Guard.processes).
+_PROCESS_EVENTS = frozenset(
+    ("subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty")
+)

@@ -40,6 +40,10 @@ NOTIF_ID_VALID = 0x40082102
 
 
 CLONE_THREAD = 0x00010000
+# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, and NEWTIME (0x80): a new namespace.
+CLONE_NAMESPACES = (
+    0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x80
+)
 
 O_WRITE_MASK = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 AT_FDCWD = -100
@@ -82,7 +86,7 @@ _X86_64 = {
     "perf_event_open": 298, "fanotify_init": 300, "prlimit64": 302, "open_by_handle_at": 304,
     "clock_adjtime": 305, "setns": 308, "process_vm_writev": 311, "finit_module": 313,
     "sched_setattr": 314, "renameat2": 316, "seccomp": 317, "kexec_file_load": 320, "bpf": 321,
-    "execveat": 322, "mremap": 25,
+    "execveat": 322, "mremap": 25, "setpgid": 109, "setsid": 112,
     # Calls on a descriptor (the filter watches inherited ones, see FD_CALLS).
     "read": 0, "write": 1, "close": 3, "mmap": 9, "ioctl": 16, "pread64": 17, "pwrite64": 18,
     "readv": 19, "writev": 20, "dup": 32, "dup2": 33, "sendfile": 40, "accept": 43, "sendto": 44,
@@ -111,7 +115,7 @@ _AARCH64 = {
     "move_pages": 239, "rt_tgsigqueueinfo": 240, "perf_event_open": 241, "prlimit64": 261,
     "fanotify_init": 262, "open_by_handle_at": 265, "clock_adjtime": 266, "setns": 268,
     "process_vm_writev": 271, "finit_module": 273, "sched_setattr": 274, "renameat2": 276,
-    "seccomp": 277, "bpf": 280, "execveat": 281, "kexec_file_load": 294,
+    "seccomp": 277, "bpf": 280, "execveat": 281, "kexec_file_load": 294, "setpgid": 154, "setsid": 157,
     "epoll_ctl": 21, "dup": 23, "dup3": 24, "fcntl": 25, "ioctl": 29, "flock": 32, "ftruncate": 46,
     "fallocate": 47, "close": 57, "read": 63, "write": 64, "readv": 65, "writev": 66, "pread64": 67,
     "pwrite64": 68, "preadv": 69, "pwritev": 70, "sendfile": 71, "splice": 76, "tee": 77,
@@ -139,6 +143,8 @@ REFUSED = {
     "setpriority": "sched", "sched_setparam": "sched", "sched_setscheduler": "sched",
     "sched_setaffinity": "sched", "sched_setattr": "sched", "prlimit64": "sched", "ioprio_set": "sched",
     "migrate_pages": "sched", "move_pages": "sched",
+    "setsid": "start a new session (a process that would outlive the trial)",
+    "setpgid": "move a process to another process group (where it would outlive the trial)",
 }  # fmt: skip
 FS_CALLS = [
     "open", "openat", "creat", "truncate", "rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir",
@@ -257,9 +263,14 @@ class _Asm:
         return b"".join(out)
 
 
-def filter_program(audit_arch: int, numbers: dict[str, int], pid: int, watched: Any = ()) -> bytes:
+def filter_program(
+    audit_arch: int, numbers: dict[str, int], pid: int, watched: Any = (), processes: bool = False
+) -> bytes:
     """The seccomp program for a child whose process id is `pid` (see the module docstring); calls on the
-    `watched` descriptors are sent to the supervisor."""
+    `watched` descriptors are sent to the supervisor. With `processes` new processes are let through,
+    each under this same filter and in the child's process group, which the kernel ends with the trial:
+    what they run (execve) and any attempt to leave the group (setsid, setpgid) or make a namespace
+    reach the supervisor."""
     a = _Asm()
     notify, allow = SECCOMP_RET_USER_NOTIF, SECCOMP_RET_ALLOW
     a.load(4)  # arch: a call through another ABI (int 0x80 on x86_64) would be read with wrong numbers
@@ -318,8 +329,11 @@ def filter_program(audit_arch: int, numbers: dict[str, int], pid: int, watched: 
 
     def clone() -> None:
         a.arg(0)
-        a.op(_JSET, CLONE_THREAD, 1, 0)  # a thread: allowed
+        a.op(_JSET, CLONE_THREAD, "ok_clone", 0)  # a thread: allowed
+        if processes:
+            a.op(_JSET, CLONE_NAMESPACES, 0, "ok_clone")  # a process, in no namespace of its own
         a.ret(notify)
+        a.label("ok_clone")
         a.ret(allow)
 
     def socket() -> None:
@@ -368,7 +382,9 @@ def filter_program(audit_arch: int, numbers: dict[str, int], pid: int, watched: 
         when(name, own_pid(name, 0, zero_is_self=True))
     when("setpriority", which_who("setpriority", 0))  # PRIO_PROCESS
     when("ioprio_set", which_who("ioprio_set", 1))  # IOPRIO_WHO_PROCESS
-    for name in _ALWAYS_NOTIFIED:
+    for name in [*_ALWAYS_NOTIFIED, *(("setsid", "setpgid") if processes else ())]:
+        if processes and name in ("fork", "vfork"):
+            continue
         nr = numbers.get(name)
         if nr is not None:
             a.op(_JEQ, nr, 0, 1)

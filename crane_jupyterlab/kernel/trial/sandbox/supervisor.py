@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import platform
 import re
 import signal
 import struct
@@ -25,6 +26,7 @@ from .seccomp import (
     AF_UNIX,
     AT_FDCWD,
     AT_REMOVEDIR,
+    CLONE_NAMESPACES,
     FD_CALLS,
     FS_CALLS,
     NOTIF_ID_VALID,
@@ -135,9 +137,15 @@ class Supervisor:
         memory: int = -1,
         layers: list[str] | None = None,
         watched: dict[int, dict[str, str]] | None = None,
+        processes: bool = False,
     ) -> None:
         self.listener = listener
         self.pid = pid
+        # The child may start processes: each stays in its process group (whose id is its pid), which
+        # the kernel kills when the trial ends (watch.py, worker.py).
+        self.processes = processes
+        self.programs: list[str] = []  # what the child's processes ran (execve), in order
+        self._caller_mem: int | None = None  # /proc/<pid>/mem of a process the child started
         # The kernel's descriptors the child has neutralised (inherited.py): number -> what and how.
         self.watched = dict(watched or {})
         self.writable = writable
@@ -176,9 +184,15 @@ class Supervisor:
         notif_id, tid, _flags, nr, _arch, _ip = struct.unpack_from("<QIIiIQ", self._req.raw, 0)
         args = struct.unpack_from("<6Q", self._req.raw, 32)
         try:
+            self._caller_mem = self._open_caller(tid)
             verdict, reason = self.decide(self.names.get(nr, f"syscall {nr}"), args, tid)
         except Exception as exc:  # never let a bad read open the sandbox: refuse
             verdict, reason = errno.EPERM, f"an operation the sandbox could not read ({type(exc).__name__})"
+        finally:
+            if self._caller_mem is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self._caller_mem)
+                self._caller_mem = None
         if not self._valid(notif_id):
             return True  # the calling thread died meanwhile: what we read may not be its memory
         if reason and reason not in self.refusals:
@@ -196,12 +210,28 @@ class Supervisor:
 
     # -- reading the child --
 
+    def _open_caller(self, tid: int) -> int | None:
+        """The memory of the process behind a notification from one of the child's own processes (each
+        is read afresh: an execve gives it new memory); None for the child itself."""
+        if not self.processes or self.ours(tid):
+            return None
+        return os.open(f"/proc/{tid}/mem", os.O_RDONLY | os.O_CLOEXEC)
+
+    def of_group(self, pid: int) -> bool:
+        """Whether `pid` is a process of the child's process group (one the child started), or that
+        group itself."""
+        return self.processes and pid > 0 and (pid == self.pid or _group_of(pid) == self.pid)
+
+    def _memory_fd(self) -> int | None:
+        return self._caller_mem if self._caller_mem is not None else self.mem
+
     def string(self, address: int, limit: int = 4096) -> str:
-        if self.mem is None or address == 0:
+        mem = self._memory_fd()
+        if mem is None or address == 0:
             raise OSError(errno.EFAULT, "unreadable")
         out = b""
         while len(out) < limit:
-            chunk = os.pread(self.mem, 4096 - (address % 4096), address)
+            chunk = os.pread(mem, 4096 - (address % 4096), address)
             end = chunk.find(b"\0")
             if end >= 0:
                 return os.fsdecode(out + chunk[:end])
@@ -210,9 +240,10 @@ class Supervisor:
         return os.fsdecode(out)
 
     def memory(self, address: int, size: int) -> bytes:
-        if self.mem is None or address == 0:
+        mem = self._memory_fd()
+        if mem is None or address == 0:
             raise OSError(errno.EFAULT, "unreadable")
-        return os.pread(self.mem, size, address)
+        return os.pread(mem, size, address)
 
     def base(self, tid: int, dirfd: int) -> str:
         dirfd = _signed(dirfd)
@@ -243,14 +274,27 @@ class Supervisor:
         """(0 to let the call through or an errno, what was refused or None)."""
         if name in FD_CALLS or name == "close_range":
             return self.fd_call(name, args, tid)
+        started = self._caller_mem is not None  # the call comes from a process the child started
         if name in ("wait4", "waitid"):
-            return self.wait_call(name, args)
+            return (0, None) if started else self.wait_call(name, args)
         if name in FS_CALLS:
             return self.file_call(name, args, tid)
+        if name in ("clone", "fork", "vfork"):
+            if self.processes and name == "clone" and args[0] & CLONE_NAMESPACES:
+                return errno.EPERM, "create a namespace"
+            return errno.EPERM, "start a process"
+        if name in ("execve", "execveat"):
+            program = self.string(args[1] if name == "execveat" else args[0])
+            if not started:  # the trial's own process: what would report the outcome would be gone
+                return errno.EPERM, f"replace the trial's process with the program '{program}'"
+            self.programs.append(program)
+            return 0, None
         kind = REFUSED.get(name)
         if kind == "signal":
             target = _signed(args[0])
             if self.ours(abs(target)) or target == 0:  # a thread of the child; its own process group
+                return 0, None
+            if self.of_group(abs(target)):  # a process it started; the group of them all
                 return 0, None
             if target > 0 and not os.path.exists(f"/proc/{target}"):
                 return errno.ESRCH, None
@@ -259,19 +303,23 @@ class Supervisor:
             return errno.EPERM, f"send {_signal_name(sig)} to {who}"
         if kind == "sched":
             target = _signed(args[1] if name in ("setpriority", "ioprio_set") else args[0])
-            if self.ours(target):
+            if self.ours(target) or self.of_group(target) or (started and target == 0):
                 return 0, None
             return errno.EPERM, f"change the scheduling or limits of process {target}"
-        if name in ("execve", "execveat"):
-            program = self.string(args[1] if name == "execveat" else args[0])
-            return errno.EPERM, f"run the program '{program}'"
         if name in ("connect", "bind"):
             if name == "bind" and self.netns and self.family(args[1]) in (AF_INET, AF_INET6):
                 return 0, None  # an IP address of its own namespace: nothing outside is reached
             address = self.address(args[1], args[2])
             if name == "connect" and address.startswith("/") and not os.path.exists(address):
                 return errno.ENOENT, None
-            return errno.EACCES, f"{'connect to' if name == 'connect' else 'bind a socket to'} {address}"
+            if name == "connect" and address in NAME_SERVICES:
+                return errno.ECONNREFUSED, None  # a user or host lookup: the C library reads files instead
+            words = f"{'connect to' if name == 'connect' else 'bind a socket to'} {address}"
+            if started and name == "connect" and not address.startswith(("/", "@")):
+                # a program the cell ran (`!wget`, `!pip download`) needed the network, which no trial has
+                program = _command_name(tid)
+                return errno.EACCES, f"let '{program}' reach the network ({words}): a trial has none"
+            return errno.EACCES, words
         if name == "socket":
             if self.netns and args[0] & 0xFFFFFFFF in (AF_INET, AF_INET6):
                 # In a network namespace of its own a socket reaches nothing (TensorFlow's import makes
@@ -288,12 +336,14 @@ class Supervisor:
     def fd_call(self, name: str, args: tuple[int, ...], tid: int) -> tuple[int, str | None]:
         """A call on a descriptor the child inherited from the kernel and neutralised: refused and
         recorded as a use of what it led to; closing one is let through, and it is forgotten."""
+        if self._caller_mem is not None:  # a process the child started: its descriptors are its own
+            return self.started_fd_call(name, args, tid)
         if name == "close_range":
             first, last = args[0] & 0xFFFFFFFF, args[1] & 0xFFFFFFFF
             for fd in [fd for fd in self.watched if first <= fd <= last]:
                 del self.watched[fd]
             return 0, None
-        positions, writes = FD_CALLS[name]
+        positions, _writes = FD_CALLS[name]
         fds = [_signed(args[p]) for p in positions]
         if name == "close" or (name in ("dup2", "dup3") and fds[0] not in self.watched):
             self.watched.pop(fds[-1], None)  # closed, or replaced: its number may now be a new file's
@@ -301,6 +351,35 @@ class Supervisor:
         hit = next((fd for fd in fds if fd in self.watched), None)
         if hit is None:
             return 0, None
+        return self.watched_call(name, args, hit)
+
+    def started_fd_call(self, name: str, args: tuple[int, ...], tid: int) -> tuple[int, str | None]:
+        """A call of a process the child started on a number the child watches: closing or replacing its
+        own copy changes nothing the child keeps; any other call is judged as the child's only where the
+        number still leads to the kernel's file (a program's loader reuses freed numbers for its own)."""
+        if name in ("close", "close_range", "dup2", "dup3"):
+            return 0, None
+        positions, _writes = FD_CALLS[name]
+        fds = [_signed(args[p]) for p in positions]
+        hit = next((fd for fd in fds if fd in self.watched and self.same_file(tid, fd)), None)
+        return (0, None) if hit is None else self.watched_call(name, args, hit)
+
+    def same_file(self, tid: int, fd: int) -> bool:
+        """Whether `fd` of process `tid` is the child's `fd` (the same open file, by kcmp); True where that
+        cannot be told (the call is then judged as the child's)."""
+        found = arch()
+        number = {"x86_64": 312, "aarch64": 272}.get(platform.machine()) if found else None
+        if number is None:
+            return True
+        try:
+            return self.c.syscall(number, self.pid, tid, _KCMP_FILE, fd, fd) == 0
+        except OSError:
+            return True
+
+    def watched_call(self, name: str, args: tuple[int, ...], hit: int) -> tuple[int, str | None]:
+        """A call on the watched descriptor `hit`: refused and recorded unless it only reads a file the
+        kernel opened for writing, or releases a lock."""
+        _positions, writes = FD_CALLS[name]
         entry = self.watched[hit]
         if name == "fcntl" and _signed(args[1]) in _LOCKS:
             kind = struct.unpack_from("<h", self.memory(args[2], 2))[0]
@@ -316,14 +395,15 @@ class Supervisor:
         return code, f"use {holder_words(entry, os.getpid(), self.pid)}"
 
     def wait_call(self, name: str, args: tuple[int, ...]) -> tuple[int, str | None]:
-        """The child starts no process: a wait names one the kernel started (or none)."""
+        """A wait for a process the kernel started is refused (the copy of a `Popen` the cell inherited);
+        one for the child's own processes goes through where it may start them."""
         if name == "waitid":
             pid = _signed(args[1]) if args[0] & 0xFFFFFFFF == 1 else -1  # P_PID
         else:
             pid = _signed(args[0])
         if pid > 0 and _parent_of(pid) == os.getpid():  # the supervisor runs in the kernel
             return errno.ECHILD, f"wait for a process the kernel started (pid {pid})"
-        return errno.ECHILD, None
+        return (0, None) if self.processes else (errno.ECHILD, None)
 
     def family(self, pointer: int) -> int:
         raw = self.memory(pointer, 2)
@@ -349,6 +429,8 @@ class Supervisor:
 
     def file_call(self, name: str, args: tuple[int, ...], tid: int) -> tuple[int, str | None]:
         op, paths, exclusive = self.file_targets(name, args, tid)
+        if op == "write" and paths[0] == "/dev/tty":
+            return errno.ENXIO, None  # the terminal the kernel started from: as if the trial had none
         if op == "write" and self.thread_name(paths[0]):
             return 0, None  # a thread of the child naming itself changes nothing outside it
         if op == "write" and self.gpu and gpu_device(paths[0]):
@@ -433,9 +515,35 @@ _FD_CALLS = {"fchmod": "chmod", "fchown": "chown", "fsetxattr": "xattr", "fremov
 # A thread's name: the `comm` file of a task of a process (resolve() writes /proc/self as /proc/<tid>).
 _COMM = re.compile(r"/proc/(\d+)/task/(\d+)/comm")
 
+_KCMP_FILE = 0
+
 # fcntl's record locks: F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW; struct flock's l_type values.
 _LOCKS = (6, 7, 37, 38)
 _F_WRLCK, _F_UNLCK = 1, 2
+
+
+# The sockets of the C library's user and host lookups (nscd, sssd, systemd's userdb): refused quietly,
+# and `ls -l` or `getpass.getuser()` read /etc/passwd instead.
+NAME_SERVICES = ("/var/run/nscd/socket", "/run/nscd/socket", "/var/lib/sss/pipes/nss",
+                 "/run/systemd/userdb/io.systemd.Multiplexer", "/run/dbus/system_bus_socket")  # fmt: skip
+
+
+def _group_of(pid: int) -> int:
+    """The process group of process `pid`; -1 if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return int(fh.read().rsplit(b")", 1)[1].split()[2])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def _command_name(pid: int) -> str:
+    """The name of the program process `pid` runs (its `comm`)."""
+    try:
+        with open(f"/proc/{pid}/comm") as fh:
+            return fh.read().strip() or f"process {pid}"
+    except OSError:
+        return f"process {pid}"
 
 
 def _parent_of(pid: int) -> int:
