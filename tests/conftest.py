@@ -14,7 +14,9 @@ from llm_stub import StubLLM, answer
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
-_TENSORFLOW = re.compile(r"^\s*(import|from) (tensorflow|keras)\b|importorskip\(\"(tensorflow|keras)\"\)", re.M)
+_TENSORFLOW = re.compile(
+    r"^\s*(import|from) (tensorflow|keras)\b|importorskip\(\"(tensorflow|keras)\"\)", re.M
+)
 
 
 @functools.cache

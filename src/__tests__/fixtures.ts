@@ -66,6 +66,7 @@ export const observedCrash: IAnalyzeResult = {
     reason: null,
     extra_memory_mb: 3.5,
     writes: null,
+    installs: null,
     quick: null,
     progress: null,
     worker: null,
@@ -102,6 +103,7 @@ export function quickCrash(
       reason: null,
       extra_memory_mb: 30,
       writes: null,
+      installs: null,
       quick: {
         k: 2,
         cut: true,
@@ -154,6 +156,7 @@ export function trialOutcome(
     reason,
     extra_memory_mb: status === 'unavailable' ? null : 2,
     writes: null,
+    installs: null,
     quick: null,
     progress: null,
     worker: null,
@@ -215,6 +218,7 @@ export function belowOutcome(over: Partial<IBelowOutcome> = {}): IBelowOutcome {
     without_edit: false,
     unbound: [],
     forecast: null,
+    installs: null,
     ...over
   };
 }

@@ -62,6 +62,9 @@ export function TrialSection(props: {
   if (trial.writes) {
     rows.push([trans.__('Files'), trial.writes]);
   }
+  if (trial.installs) {
+    rows.push([trans.__('Installs'), trial.installs]);
+  }
   if (trial.quick?.cut) {
     rows.push([
       trans.__('Quick trial'),

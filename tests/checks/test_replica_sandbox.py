@@ -57,12 +57,21 @@ def test_files_written_from_c_code_land_in_a_private_copy(tmp_path: Path) -> Non
         "import subprocess\nsubprocess.run(['touch', '{marker}'])",
     ],
 )
-def test_processes_are_refused_and_the_variant_says_nothing(cell: str, tmp_path: Path) -> None:
+def test_a_process_runs_inside_the_sandbox_and_changes_nothing(cell: str, tmp_path: Path) -> None:
+    # The program runs under every layer of the variant's sandbox: its file lands in the private copy
+    # (the real one is never made), and what the cell does after it is seen.
     marker = tmp_path / "ran"
-    answer = _ask(cell.format(marker=marker) + "\nX.sum(axis=2)")
+    answer = _ask(
+        cell.format(marker=marker) + f"\nimport os\nassert os.path.exists({str(marker)!r})\nX.sum(axis=2)"
+    )
+    assert [v["status"] for v in answer["variants"]] == ["raised", "raised"], answer
+    assert not marker.exists()
+
+
+def test_a_process_that_would_leave_the_sandbox_makes_the_variant_say_nothing() -> None:
+    answer = _ask("import subprocess\nsubprocess.run(['setsid', 'true'], check=True)\nX.sum(axis=2)")
     assert [v["status"] for v in answer["variants"]] == ["aborted", "aborted"], answer
     assert all("refused" in v["why"] for v in answer["variants"]), answer
-    assert not marker.exists()
 
 
 def test_a_loopback_server_is_never_reached() -> None:

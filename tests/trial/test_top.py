@@ -208,3 +208,38 @@ def test_a_hedged_crash_does_not_end_the_run_for_cells_that_read_nothing_from_it
     assert hedge["after_cut"] and outcome["rerun"]["ran"] is False, outcome
     assert "hist" in waits["reason"] and "cut loop" in waits["reason"], waits
     assert claimed["exception"] == "NameError" and not claimed.get("after_cut"), claimed
+
+
+def test_a_run_goes_on_past_shell_commands_and_cells_that_could_not_run() -> None:
+    # A course notebook's head: an install (answered from this environment), a shell listing, a
+    # download the sandbox's lack of network blocks; the cells after it that read nothing it would
+    # have made run on, the ones that read its file or its names are not claimed, and a crash of
+    # their own further down is
+    download = (
+        "!python3 -c \"import urllib.request as u; u.urlretrieve('http://example.com/d.csv', 'd.csv')\""
+    )
+    sources = cells(
+        "!pip install -q numpy > /dev/null",
+        "files = !ls /\nassert 'usr' in files",
+        download + "\nrows = 3",
+        "import numpy as np\nx = np.ones(2)",
+        "text = open('d.csv').read()",
+        "upper = text.upper()",
+        "print(never_bound_here)",
+    )
+    outcome = run_top(sources, private_writes=True)
+    statuses = [step["status"] for step in outcome["below"]]
+    assert statuses == [
+        "finished",
+        "finished",
+        "blocked",
+        "finished",
+        "unavailable",
+        "unavailable",
+        "crashed",
+    ], outcome
+    install, _, download_step, _, read, reads_text, claimed = outcome["below"]
+    assert "already installed: numpy" in install["installs"], install
+    assert "reach the network" in download_step["reason"], download_step
+    assert "could not run" in read["reason"] and "text" in reads_text["reason"], outcome
+    assert claimed["exception"] == "NameError" and not claimed.get("after_cut"), claimed

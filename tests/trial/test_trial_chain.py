@@ -61,13 +61,19 @@ def test_the_chain_has_one_budget_and_what_it_does_not_reach_says_so(kit: Simple
     assert second["status"] == "not_reached"
 
 
-def test_a_refused_side_effect_below_makes_that_step_blocked(kit: SimpleNamespace) -> None:
-    below = cells("import subprocess\nsubprocess.run(['true'])", "x = 2")
+def test_a_refused_side_effect_below_makes_that_step_blocked_and_the_chain_goes_on(
+    kit: SimpleNamespace,
+) -> None:
+    refused = "import socket\nsocket.create_connection(('127.0.0.1', 9), 1)\nreply = 1"
+    below = cells(refused, "x = 2", "y = reply + 1", "z = undefined_below")
     outcome = kit.run_here("x = 1", {}, below=below)
     assert outcome["status"] == "finished"  # the refusal is the step's, not the edited cell's
-    first, second = outcome["below"]
-    assert first["status"] == "blocked" and "run the program 'true'" in first["reason"]
-    assert second["status"] == "not_reached"
+    first, second, third, fourth = outcome["below"]
+    assert first["status"] == "blocked" and "127.0.0.1" in first["reason"], first
+    # what reads nothing the blocked cell binds runs; what reads `reply` cannot be checked
+    assert second["status"] == "finished", second
+    assert third["status"] == "unavailable" and "reply" in third["reason"], third
+    assert (fourth["status"], fourth["exception"]) == ("crashed", "NameError"), fourth
 
 
 def test_a_crash_after_a_cut_loop_upstream_says_so(kit: SimpleNamespace) -> None:

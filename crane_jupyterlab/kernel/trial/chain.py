@@ -27,7 +27,7 @@ from typing import Any
 
 from ..cell import runnable
 from . import execute, kerasfit, quick
-from .outcome import ms
+from .outcome import OS_REFUSED, ms
 
 # Statuses after which the chain goes on: a step that did not run to its end leaves a state the real run
 # would not have (a crash's half-done effects, a refused write).
@@ -135,8 +135,8 @@ def run(
             waits = _waits(code_text, reads, held, ns)
             if waits is not None:  # it may meet what the hedged crash left: not run, and the run goes on
                 met = sorted(reads & set(held))
-                left = held[met[0]] if met else (_HEDGED if _HEDGED in held.values() else _NOT_RUN)
-                held.update(dict.fromkeys(_bound(touches, ns), left))
+                unknown = held[met[0]] if met else (_HEDGED if _HEDGED in held.values() else _NOT_RUN)
+                held.update(dict.fromkeys(_bound(touches, ns), unknown))
                 _send(writer, {"phase": "below", "index": index, "status": "unavailable", "goes_on": True,
                                "reads": [], "reason": waits})  # fmt: skip
                 continue
@@ -154,14 +154,17 @@ def run(
             allowance(left, len(below) - index, float(opts.get("budget_s") or 5.0)) if quick_mode else left
         )
         step = {**opts, "quick": quick_mode, "budget_s": max(per_cell, 0.05)}
+        guard.os_refused()  # what the OS layer refused before this step is not this step's
         done = execute.run(source, ns, shell, guard, report, quick.preparer(step, writer))
         done.pop("refused", None)
-        if len(guard.refusals) > refused:
+        os_refused = guard.os_refused()  # a program the cell ran, or C code (the kernel's side names it)
+        if len(guard.refusals) > refused or os_refused:
             raised = (
                 f" (the cell then raised {done.get('exception')})" if done.get("status") == "crashed" else ""
             )
+            what = guard.refusals[refused] if len(guard.refusals) > refused else OS_REFUSED
             done = {"status": "blocked", "elapsed_ms": done.get("elapsed_ms"),
-                    "reason": f"the sandbox refused to {guard.refusals[refused]}{raised}"}  # fmt: skip
+                    "reason": f"the sandbox refused to {what}{raised}"}  # fmt: skip
         if cut and not above.independent(done, reads, ns):
             done["after_cut"] = True  # an earlier step was shortened: this crash may come from what it left
         if unrun and _may_need_unrun(done):

@@ -377,7 +377,8 @@ def _sandbox(
             os_layer = True
         except OSError as exc:
             failure = f"the kernel refused the sandbox ({exc.strerror or exc})"
-    control.close()
+    if not os_layer:
+        control.close()  # with the OS layer it stays open: the supervisor's refusals arrive on it
     for fd in overlay.fds(cow):
         os.close(fd)
     if not os_layer and not opts["hooks_only"]:
@@ -390,6 +391,8 @@ def _sandbox(
         scratch, os_layer, private, netns=bool(layers.get("netns")), processes=os_layer and processes
     )
     shell_commands.prepare(_shell())
+    if os_layer:
+        guard.channel = control
     sys.addaudithook(guard)
     _refuse_input(guard)
     guard.active = True

@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from . import forecast
-from .outcome import REBUILD_REFUSED, died, listed, ms, private_kb, unavailable
+from .outcome import OS_REFUSED, REBUILD_REFUSED, died, listed, ms, private_kb, unavailable
 from .sandbox import overlay
 from .sandbox.supervisor import Supervisor
 from .stuck import Stuck, activity
@@ -222,9 +222,18 @@ class Trial:
             processes=bool(grant.get("processes")),
         )
         self.supervisor.gpu = bool(grant.get("gpu"))
+        self.supervisor.on_refusal = self._tell_child
         self.memory = -1
         poller.register(fds[0], select.POLLIN)
         return fds[0]
+
+    def _tell_child(self) -> None:
+        """One byte per refusal on the control socket: the child learns that a program it started was
+        refused something (hooks.Guard.os_refused), which only this side sees."""
+        import socket
+
+        with contextlib.suppress(OSError):
+            self.control.send(b"!", socket.MSG_DONTWAIT)
 
     def _outcome(self, data: bytes, status: int, peak_kb: int) -> dict[str, Any]:
         reports = [json.loads(line) for line in data.split(b"\n") if line.startswith(b"{")]
@@ -334,7 +343,9 @@ class Trial:
                 ahead = forecast.build(entry, 0)  # time only: the trial's memory is the whole chain's
                 if ahead is not None:
                     entry["forecast"] = ahead
-                if step["os_refusals"] and step.get("status") in ("crashed", "finished"):
+                if step["os_refusals"] and OS_REFUSED in str(entry.get("reason")):
+                    entry["reason"] = str(entry["reason"]).replace(OS_REFUSED, listed(step["os_refusals"]))
+                elif step["os_refusals"] and step.get("status") in ("crashed", "finished"):
                     exc = entry.get("exception")
                     refused = f"the sandbox refused to {listed(step['os_refusals'])}"
                     refused += f" (the cell then raised {exc})" if exc else ""

@@ -29,6 +29,7 @@ function outcome(over: Partial<IBelowOutcome>): IBelowOutcome {
     without_edit: null,
     unbound: [],
     forecast: null,
+    installs: null,
     ...over
   };
 }

@@ -20,6 +20,7 @@ export function outcome(
     reason: null,
     hidden: null,
     forecast: null,
+    installs: null,
     ...extra
   };
 }

@@ -238,6 +238,22 @@ describe('the diagnosis', () => {
     dispose();
   });
 
+  it('says what a package install in the cell was answered with', async () => {
+    const { node, dispose } = await diagnosis({
+      ...observedCrash,
+      trial: {
+        ...observedCrash.trial!,
+        installs:
+          'the install was answered from this environment, not run: already installed: numpy 2.4.6'
+      }
+    });
+    const trial = node.querySelector('.jp-Crane-trial')!;
+    expect(texts(trial as HTMLElement, '.jp-Crane-pair')).toContain(
+      'Installsthe install was answered from this environment, not run: already installed: numpy 2.4.6'
+    );
+    dispose();
+  });
+
   it('says why a blocked trial did not decide and what decided instead, once', async () => {
     const { node, dispose } = await diagnosis(blockedTrial);
     const trial = node.querySelector('.jp-Crane-trial')!;

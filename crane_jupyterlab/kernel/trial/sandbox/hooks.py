@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
+import socket
 import sys
 from typing import Any, Callable
 
@@ -50,6 +51,23 @@ class Guard:
         self.processes = os_layer and processes
         self.refusals: list[str] = []
         self.active = False
+        # The control socket, on which the kernel's supervisor sends a byte per refusal (watch.py)
+        self.channel: Any = None
+
+    def os_refused(self) -> int:
+        """How many calls the OS layer refused since the last ask (a program the cell ran, C code)."""
+        count = 0
+        while self.channel is not None:
+            try:
+                got = self.channel.recv(4096, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                break
+            if not got:
+                break
+            count += len(got)
+        return count
 
     def __call__(self, event: str, args: tuple) -> None:  # type: ignore[type-arg]
         if not self.active:

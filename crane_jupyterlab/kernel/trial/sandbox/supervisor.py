@@ -145,6 +145,8 @@ class Supervisor:
         # the kernel kills when the trial ends (watch.py, worker.py).
         self.processes = processes
         self.programs: list[str] = []  # what the child's processes ran (execve), in order
+        # Called on each refusal, before the refused call returns: tells the child (hooks.Guard.os_refused)
+        self.on_refusal: Any = None
         self._caller_mem: int | None = None  # /proc/<pid>/mem of a process the child started
         # The kernel's descriptors the child has neutralised (inherited.py): number -> what and how.
         self.watched = dict(watched or {})
@@ -197,6 +199,9 @@ class Supervisor:
             return True  # the calling thread died meanwhile: what we read may not be its memory
         if reason and reason not in self.refusals:
             self.refusals.append(reason)
+        if reason and verdict != 0 and self.on_refusal is not None:
+            with contextlib.suppress(Exception):
+                self.on_refusal()
         if verdict == 0:
             struct.pack_into("<QqiI", self._resp, 0, notif_id, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE)
         else:
