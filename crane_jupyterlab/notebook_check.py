@@ -2,11 +2,13 @@
 
 Each notebook's code cells run in order in a fresh interpreter of the given Python (default: this one),
 started in the notebook's folder with that Python's own import path (the folder first, as a kernel has
-it), inside the trial's OS sandbox (no network, no processes, writes to a private copy that is thrown
-away): the same run as "Check the Notebook from the Top" in JupyterLab (`kernel/trial/top.py`). Quick mode
-cuts long loops and library calls to a few seconds each; `--full` runs everything whole (nbmake's job,
-done in our sandbox). The first cell that does not run to its end stops the notebook; the cells after it
-are not reached. A crash after a cut loop may come from the cut and is not claimed.
+it), inside the trial's OS sandbox (no network; shell commands run inside it; `pip install` is answered
+from that Python's packages; writes land in a private copy that is thrown away): the same run as "Check
+the Notebook from the Top" in JupyterLab (`kernel/trial/top.py`). Quick mode cuts long loops and library
+calls to a few seconds each; `--full` runs everything whole (nbmake's job, done in our sandbox). A cell
+that could not run (blocked by the sandbox, unavailable) does not stop the notebook: the cells after it
+that read nothing it makes still run, and the notebook counts as not fully checked. A crash after a cut
+loop, or one that may need what a cell that could not run makes, is not claimed.
 
 One line per cell, then a summary; exit status 0 when every notebook ran (possibly shortened), 1 when one
 fails from the top, 2 when one could not be checked (not a notebook, no OS sandbox, the worker did not
@@ -129,7 +131,8 @@ def check(path: Path, args: argparse.Namespace) -> dict[str, Any]:
     # a crash a cut loop may have caused, even in the last cell, leaves the notebook unchecked, not run
     doubt = any(hedged(r) for r in results)
     unreached = any(r["status"] == "not_reached" for r in results)
-    status = "fails" if fails else ("unchecked" if timed or doubt or unreached else "ran")
+    unrun = any(r["status"] in ("blocked", "unavailable") for r in results)  # the run went on past them
+    status = "fails" if fails else ("unchecked" if timed or doubt or unreached or unrun else "ran")
     return {"notebook": str(path), "status": status, "cells": results, "first_crash": fails,
             "seconds": seconds, "sandbox": outcome.get("sandbox"), "full": bool(args.full),
             "rerun": outcome.get("rerun"), "forecast": outcome.get("forecast")}  # fmt: skip

@@ -154,6 +154,19 @@ export function summaryText(
   if (stop >= 0 && run.cells[stop].status !== 'not_reached') {
     const cell = run.cells[stop];
     const { status, detail } = cellWords(trans, cell);
+    const unchecked = run.cells.filter(
+      c => c.status !== 'ran' && c.status !== 'shortened'
+    );
+    if (!unchecked.some(c => c.status === 'not_reached')) {
+      // The run went on past the cells it could not run, to the end.
+      return trans._n(
+        'Ran to the end without a crash it could claim; %1 code cell could not be checked here, %2 (%3).',
+        'Ran to the end without a crash it could claim; %1 code cells could not be checked here, the first %2 (%3).',
+        unchecked.length,
+        cellName(trans, cell, stop, numberOf),
+        detail ? trans.__('%1: %2', status, detail) : status
+      );
+    }
     return trans.__(
       'Stopped at %1 (%2); the cells after it were not checked.',
       cellName(trans, cell, stop, numberOf),

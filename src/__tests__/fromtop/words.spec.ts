@@ -134,6 +134,21 @@ describe('summaryText, progressText, badgeWords', () => {
     );
   });
 
+  it('says a run went on to the end past the cells it could not run', () => {
+    const run = doneRun([
+      outcome('c0', 'ran'),
+      outcome('c1', 'blocked', {
+        reason: "the sandbox refused to let 'wget' reach the network"
+      }),
+      outcome('c2', 'ran'),
+      outcome('c3', 'unavailable', { reason: 'it reads data' })
+    ]);
+    expect(summaryText(trans, run, numberOf)).toBe(
+      'Ran to the end without a crash it could claim; 2 code cells could not be checked here, ' +
+        "the first cell 2 (blocked by the sandbox: the sandbox refused to let 'wget' reach the network)."
+    );
+  });
+
   it('says a run was cancelled, or failed, in words', () => {
     const run = doneRun([outcome('c0', 'ran')]);
     expect(
