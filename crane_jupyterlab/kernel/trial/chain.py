@@ -207,11 +207,20 @@ def hedged(step: dict[str, Any]) -> bool:
 
 
 def _bound(touches: set[str], ns: dict[str, Any]) -> set[str]:
-    """What a cell that did not run whole may have left otherwise: the names it touches, less modules and
-    the builtins it only reads (`print`, `len`: nothing the notebook binds)."""
+    """What a cell that did not run whole may have left otherwise: the names it touches, less modules,
+    the builtins it only reads (`print`, `len`: nothing the notebook binds) and the functions and classes
+    of libraries it calls (`get_ipython().system(...)`, `np.ones`: calling one leaves it as it was)."""
     import builtins
 
-    return {n for n in touches - _modules(touches, ns) if n in ns or not hasattr(builtins, n)}
+    kept = {n for n in touches - _modules(touches, ns) if n in ns or not hasattr(builtins, n)}
+    return {n for n in kept if not _library_callable(ns.get(n))}
+
+
+def _library_callable(value: Any) -> bool:
+    import types
+
+    kinds = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)
+    return value is not None and isinstance(value, kinds) and not _notebooks(value)
 
 
 def _may_need_unrun(step: dict[str, Any]) -> bool:

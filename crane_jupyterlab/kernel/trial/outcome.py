@@ -84,4 +84,4 @@ def signal_name(number: int) -> str:
 
 # What a step of the chain says the sandbox refused when only the OS layer saw it (a program the cell
 # ran): the kernel's side, whose supervisor recorded it, puts the words in its place (watch.py).
-OS_REFUSED = "an operation it asked for"
+OS_REFUSED = "let one of its programs do what it asked"

@@ -169,11 +169,15 @@ class Trial:
             elif phase == "done" and self.target_refusals is None:
                 self.target_refusals = list(refusals)
                 self._step_mark = len(refusals)
+                if self.supervisor is not None:
+                    self.supervisor.barrier()
                 if self.below and report.get("status") == "finished":
                     deadline = time.monotonic() + float(self.opts.get("chain_s") or 10.0)
             elif phase == "step":
                 self.running_step = report.get("index")
                 self._step_mark = len(refusals)
+                if self.supervisor is not None:
+                    self.supervisor.barrier()
             elif phase == "below" and isinstance(report.get("index"), int):
                 report["os_refusals"] = list(refusals[self._step_mark :])
                 self._step_mark = len(refusals)
@@ -343,11 +347,12 @@ class Trial:
                 ahead = forecast.build(entry, 0)  # time only: the trial's memory is the whole chain's
                 if ahead is not None:
                     entry["forecast"] = ahead
-                if step["os_refusals"] and OS_REFUSED in str(entry.get("reason")):
-                    entry["reason"] = str(entry["reason"]).replace(OS_REFUSED, listed(step["os_refusals"]))
+                refusals = list(dict.fromkeys(step["os_refusals"]))
+                if refusals and OS_REFUSED in str(entry.get("reason")):
+                    entry["reason"] = str(entry["reason"]).replace(OS_REFUSED, listed(refusals))
                 elif step["os_refusals"] and step.get("status") in ("crashed", "finished"):
                     exc = entry.get("exception")
-                    refused = f"the sandbox refused to {listed(step['os_refusals'])}"
+                    refused = f"the sandbox refused to {listed(refusals)}"
                     refused += f" (the cell then raised {exc})" if exc else ""
                     entry.update(status="blocked", exception=None, message=None, reason=refused)
                 if entry.get("status") not in ("finished", "skipped") and not step.get("goes_on"):

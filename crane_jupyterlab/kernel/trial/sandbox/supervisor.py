@@ -147,6 +147,7 @@ class Supervisor:
         self.programs: list[str] = []  # what the child's processes ran (execve), in order
         # Called on each refusal, before the refused call returns: tells the child (hooks.Guard.os_refused)
         self.on_refusal: Any = None
+        self._last: str | None = None  # the last refusal recorded (a repeat of it is not recorded again)
         self._caller_mem: int | None = None  # /proc/<pid>/mem of a process the child started
         # The kernel's descriptors the child has neutralised (inherited.py): number -> what and how.
         self.watched = dict(watched or {})
@@ -197,8 +198,11 @@ class Supervisor:
                 self._caller_mem = None
         if not self._valid(notif_id):
             return True  # the calling thread died meanwhile: what we read may not be its memory
-        if reason and reason not in self.refusals:
+        # Each refusal in order, a run of the same one collapsed: the chain's steps each take theirs from
+        # where `barrier` was called, so one a step repeats after an earlier step is still that step's.
+        if reason and reason != self._last:
             self.refusals.append(reason)
+            self._last = reason
         if reason and verdict != 0 and self.on_refusal is not None:
             with contextlib.suppress(Exception):
                 self.on_refusal()
@@ -208,6 +212,10 @@ class Supervisor:
             struct.pack_into("<QqiI", self._resp, 0, notif_id, 0, -verdict, 0)
         self.c.lib.ioctl(self.listener, NOTIF_SEND, self._resp)
         return True
+
+    def barrier(self) -> None:
+        """A step of the chain starts: its first refusal is recorded even if the last step's was the same."""
+        self._last = None
 
     def _valid(self, notif_id: int) -> bool:
         value = self.c.ctypes.c_uint64(notif_id)

@@ -1,0 +1,167 @@
+"""Shell commands through the real server, each hostile target three ways: as the cell a trial runs, as a
+step of the chain below an edit, and as a cell of a run from the top. Checked from outside after each: no
+file outside changed, no connection reached a server on this machine, no process the cell started is left,
+and the kernel kept its state."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import analyze, post_json
+
+from crane_jupyterlab.server.trial import platform_sandbox
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not platform_sandbox().available, reason="no OS sandbox for trial runs here"),
+]
+
+
+@pytest.fixture
+def crane_config(crane_env: None) -> dict[str, Any]:
+    return {"trial": "auto", "replicas": False}
+
+
+class Listener:
+    """A TCP server on 127.0.0.1 that counts the connections it accepts."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.count = 0
+        self.running = True
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while self.running:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.count += 1
+            conn.close()
+
+    def close(self) -> None:
+        self.running = False
+        self.thread.join()
+        self.sock.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    server = Listener()
+    yield server
+    server.close()
+
+
+def targets(watched: Path, port: int, mark: str) -> dict[str, str]:
+    """What a hostile notebook tries from its shell commands; `mark` names its processes."""
+    return {
+        "background": f"!sleep {mark}1 &",
+        "daemon": f"!nohup sleep {mark}2 > /dev/null 2>&1 &",
+        "own session": f"!setsid sleep {mark}3",
+        "double fork": (
+            f"!python3 -c \"import os\\nif os.fork() == 0: os.execvp('sleep', ['sleep', '{mark}4'])\""
+        ),
+        "write": f"!echo changed > {watched}/a.txt",
+        "delete": f"%%bash\nrm -rf {watched}",
+        "network": f"!python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2)\"",
+        "download": (
+            f"!python3 -c \"import urllib.request as u; u.urlretrieve('http://127.0.0.1:{port}/', 'x')\""
+        ),
+        "fill tmp": "!dd if=/dev/zero of=$TMPDIR/fill bs=1M count=4096 2> /dev/null",
+        "read ssh": "!cat ~/.ssh/id_rsa > /tmp/crane-leaked-key 2> /dev/null; ls ~/.ssh > /dev/null 2>&1",
+        "install": "!pip install -q requests-that-do-not-exist-anywhere",
+    }
+
+
+def checksums(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def processes_with(mark: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if mark.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+    return found
+
+
+async def wait_run(jp_fetch: Any, run_id: str) -> dict[str, Any]:
+    for _ in range(600):
+        run = json.loads((await jp_fetch("crane", "notebook", run_id, method="GET")).body)
+        if run["state"] != "running":
+            return dict(run)
+        await asyncio.sleep(0.2)
+    raise AssertionError("the run from the top did not end")
+
+
+async def test_hostile_shell_commands_change_nothing_outside_any_way_they_run(
+    jp_fetch: Any, kernels: Any, listener: Listener, tmp_path: Path
+) -> None:
+    watched = tmp_path / "watched"
+    watched.mkdir()
+    (watched / "a.txt").write_text("alpha\n")
+    mark = "31.4159"
+    hostile = targets(watched, listener.port, mark)
+    before = checksums(watched)
+    free = shutil.disk_usage("/tmp").free
+    k = await kernels.start("x = 1")
+    statuses: dict[str, list[str]] = {}
+    reasons: dict[str, list[str]] = {}
+    for name, cell in hostile.items():  # each as the cell a trial runs
+        code, body = await analyze(jp_fetch, k.id, cell)
+        assert code == 200, body
+        statuses[name] = [body["trial"]["status"] if body.get("trial") else "none"]
+        reasons[name] = [str((body.get("trial") or {}).get("reason"))]
+    below = [{"cell_id": f"b{i}", "source": cell} for i, cell in enumerate(hostile.values())]
+    code, body = await analyze(jp_fetch, k.id, "y = 2", below=below)  # as steps of the chain
+    assert code == 200 and body["below"] is not None, body
+    for name, step in zip(hostile, body["below"], strict=True):
+        statuses[name].append(step["status"])
+        reasons[name].append(str(step.get("reason")))
+    cells = [{"cell_id": f"c{i}", "source": cell} for i, cell in enumerate(hostile.values())]
+    code, started = await post_json(jp_fetch, ["crane", "notebook"], {"kernel_id": k.id, "cells": cells})
+    assert code == 202, started
+    run = await wait_run(jp_fetch, started["id"])  # as cells of a run from the top
+    for name, cell_outcome in zip(hostile, run["cells"], strict=True):
+        statuses[name].append(cell_outcome["status"])
+        reasons[name].append(str(cell_outcome.get("reason")))
+    await asyncio.sleep(0.5)
+    # Nothing outside changed, nothing connected, no process is left, the kernel is as it was.
+    assert checksums(watched) == before
+    assert not Path("/tmp/crane-leaked-key").exists()
+    assert listener.count == 0
+    assert processes_with(mark) == []
+    assert shutil.disk_usage("/tmp").free > free - (256 << 20)
+    assert await k.value("x, 'y' in globals()") == "(1, False)"
+    # Each ran inside the sandbox: what it could not do made it blocked, never a crash; the run from the
+    # top and the chain went on past each to the end.
+    assert not [n for n, s in statuses.items() if "crashed" in s], statuses
+    for name in ("own session", "network", "download"):
+        assert statuses[name] == ["blocked"] * 3, (name, statuses, reasons)
+    for name in ("network", "download"):  # a program that needed the network is named, each way
+        assert all("'python3' reach the network" in r for r in reasons[name]), (name, reasons[name])
+    for name in ("write", "delete"):  # into the private copy of the files where the platform has one
+        assert set(statuses[name]) <= {"finished", "ran", "blocked"}, (name, statuses, reasons)
+    for name in ("background", "daemon", "double fork"):
+        assert statuses[name] == ["finished", "finished", "ran"], (name, statuses, reasons)
+    assert "not_reached" not in statuses["install"], statuses
