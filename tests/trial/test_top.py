@@ -243,3 +243,9 @@ def test_a_run_goes_on_past_shell_commands_and_cells_that_could_not_run() -> Non
     assert "reach the network" in download_step["reason"], download_step
     assert "could not run" in read["reason"] and "text" in reads_text["reason"], outcome
     assert claimed["exception"] == "NameError" and not claimed.get("after_cut"), claimed
+
+
+def test_help_runs_in_the_worker_as_in_a_kernel() -> None:
+    # pydoc asks stdin whether it is a terminal: the worker's is /dev/null, as a kernel's, never closed
+    outcome = run_top(cells("import math\nhelp(math.log)", "x = input.__name__"))
+    assert [c["status"] for c in outcome["below"]] == ["finished", "finished"], outcome

@@ -32,9 +32,11 @@ from .sandbox.hooks import Guard
 # Run as `python -I -c BOOTSTRAP`: stdin carries {"key", "sources", "args"}; nothing but the stdlib is
 # imported before the payload is installed.
 BOOTSTRAP = """
-import json, sys, types
+import json, os, sys, types
 data = json.loads(sys.stdin.buffer.read())
 sys.stdin.close()
+os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+sys.stdin = open(os.devnull)  # as a kernel's: `help()` and `input` checks ask it whether it is a tty
 key = data["key"]
 name, filename, text = next(s for s in data["sources"] if s[0] == "envelope")
 envelope = types.ModuleType(key + ".envelope")
