@@ -98,3 +98,11 @@ def test_a_script_magic_runs_its_cell_as_the_programs_input() -> None:
     shell_commands.script(ns, "bash", "--no-raise-error", "exit 4")
     shell_commands.script(ns, None, "--out via python3", "print(6 * 7)")
     assert ns["via"] == "42\n"
+
+
+def test_a_program_the_cell_runs_counts_in_the_trials_memory(kit: Any, os_layer: Any) -> None:
+    # 600 MB in a child process, against a 256 MB cap: the trial ends out of memory, the program with it
+    program = "x = bytearray(600 << 20); import time; time.sleep(5)"
+    hog = f"import subprocess\nsubprocess.run(['python3', '-c', {program!r}])"
+    outcome = kit.run_here(hog, {}, memory_mb=256, budget_s=8.0)
+    assert outcome["status"] == "out_of_memory", outcome

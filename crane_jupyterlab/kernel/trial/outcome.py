@@ -39,6 +39,31 @@ def private_kb(pid: int) -> int:
     return total
 
 
+def started_kb(pid: int) -> int:
+    """The memory of the processes the trial process started (`!cmd`, `subprocess`): each one's own,
+    walked down from its children (/proc/<pid>/task/*/children); 0 where the kernel does not list them."""
+    total, todo = 0, [pid]
+    seen: set[int] = set()
+    while todo and len(seen) < 512:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", "rb") as fh:
+                    children = [int(c) for c in fh.read().split()]
+            except (OSError, ValueError):
+                continue
+            for child in children:
+                if child not in seen:
+                    seen.add(child)
+                    todo.append(child)
+                    total += private_kb(child)
+    return total
+
+
 def listed(items: list[str]) -> str:
     shown = "; ".join(items[:3])
     return shown + (f" (and {len(items) - 3} more)" if len(items) > 3 else "")

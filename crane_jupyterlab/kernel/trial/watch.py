@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from . import forecast
-from .outcome import OS_REFUSED, REBUILD_REFUSED, died, listed, ms, private_kb, unavailable
+from .outcome import OS_REFUSED, REBUILD_REFUSED, died, listed, ms, private_kb, started_kb, unavailable
 from .sandbox import overlay
 from .sandbox.supervisor import Supervisor
 from .stuck import Stuck, activity
@@ -99,7 +99,8 @@ class Trial:
                     _kill(self.pid)
                 if now >= next_check and self.stopped is None:
                     next_check = now + MEMORY_CHECK_S
-                    private = max(0, private_kb(self.pid) - self.warm_kb)
+                    # its own pages and those of the programs it started, all in the one cap
+                    private = max(0, private_kb(self.pid) - self.warm_kb) + started_kb(self.pid)
                     peak_kb = max(peak_kb, private)
                     # Files the cell wrote to its private copy live in memory too: they count.
                     layer = overlay.used_bytes(self.layer) if self.layer >= 0 else 0
