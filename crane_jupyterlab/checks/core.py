@@ -22,8 +22,11 @@ def _syntax_finding(source: str, view: RuntimeView) -> Finding | None:
     _, error = parse_cell(source)
     if error is None:
         return None
-    # The kernel compiles the cell with its own Python: trust our parser only on the same version,
-    # or when the kernel's parser agrees that the cell is broken.
+    # The kernel compiles the cell with its own Python and its shell's transforms (automagic, aliases,
+    # extensions): where its probe parsed the cell, it parses; trust our parser alone only on the same
+    # Python version, or when the kernel's parser agrees that the cell is broken.
+    if view.source == "probe" and view.parsed:
+        return None
     ours = ".".join(str(v) for v in sys.version_info[:2])
     kernel = ".".join((view.python or "").split(".")[:2])
     if view.source == "probe" and kernel and kernel != ours and view.syntax_error is None:

@@ -157,6 +157,7 @@ class RuntimeView:
     formula_undefined: set[str] = field(default_factory=set)  # variables of the cell's formulas it lacks
     python: str | None = None
     syntax_error: dict[str, Any] | None = None
+    parsed: bool = False  # the kernel's probe parsed the cell as its shell runs it
     source: str = "probe"
     imports: list[dict[str, Any]] = field(default_factory=list)  # the probe's verdicts on the cell's imports
 
@@ -383,6 +384,7 @@ def from_probe(result: dict[str, Any]) -> RuntimeView:
     view.python = result.get("python") if isinstance(result.get("python"), str) else None
     if isinstance(result.get("syntax_error"), dict):
         view.syntax_error = result["syntax_error"]
+    view.parsed = result.get("parsed") is True
     undefined = result.get("undefined")
     if isinstance(undefined, list):
         view.undefined = {n for n in undefined if isinstance(n, str)}

@@ -93,9 +93,13 @@ async def test_syntax_error_is_certain_without_the_model(jp_fetch: Any, kernels:
     assert "SyntaxError" in verdict["reasoning"] and "line 2" in verdict["reasoning"]
     assert verdict["findings"][0]["line"] == 2
     assert llm_stub.requests == []
-    # A magic is IPython syntax, not a syntax error.
+    # A magic is IPython syntax, not a syntax error; nor is a one-line command the kernel's automagic
+    # and aliases run (`ls data/`, `cd ..`): the kernel's shell parses it.
     code, body = await analyze(jp_fetch, k.id, "%matplotlib inline\nb = a + 1")
     assert code == 200 and body["verdict"]["source"] == "llm"
+    for command in ("ls *.py", "cat setup.cfg", "cd .."):
+        code, body = await analyze(jp_fetch, k.id, command)
+        assert code == 200 and body["verdict"]["source"] != "syntax", (command, body)
 
 
 async def test_code_still_being_typed_gets_no_verdict_while_typing(

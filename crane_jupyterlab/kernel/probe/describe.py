@@ -13,7 +13,7 @@ import types
 import warnings
 from typing import Any
 
-from ..cell import python_source
+from ..cell import python_source, runnable
 from .access import _trusted_callable
 from .binds import SCALARS, global_binds
 from .calls import _argument_checks, _path_checks
@@ -121,11 +121,15 @@ def _run(result: dict[str, Any], source: str, opts: dict[str, Any], namespace: A
     try:
         tree = ast.parse(python_source(source))
     except SyntaxError as exc:
-        result["syntax_error"] = {"line": exc.lineno, "col": exc.offset, "msg": str(exc.msg)}
-        return
+        shell_tree = _as_the_shell_runs_it(source, shell)
+        if shell_tree is None:
+            result["syntax_error"] = {"line": exc.lineno, "col": exc.offset, "msg": str(exc.msg)}
+            return
+        tree = shell_tree
     except (ValueError, MemoryError, RecursionError) as exc:
         result["syntax_error"] = {"line": None, "col": None, "msg": f"{type(exc).__name__}: {exc}"}
         return
+    result["parsed"] = True  # the kernel's shell parses the cell (checks/core.py trusts it)
     scan = _Scanner()
     scan.visit(tree)
     scan.finish()
@@ -249,3 +253,15 @@ def _undefined_close(undefined: list[str], ns: dict[str, Any]) -> dict[str, list
         if hits:
             out[name] = hits
     return out
+
+
+def _as_the_shell_runs_it(source: str, shell: Any) -> ast.Module | None:
+    """The cell's tree as the kernel's shell makes it (its `transform_cell`: a one-line cell goes through
+    IPython's prefilter too, where automagic and aliases make `ls data/` or `cd ..` a command); None
+    when that does not parse either, or there is no shell."""
+    if shell is None or not callable(getattr(shell, "transform_cell", None)):
+        return None
+    try:
+        return ast.parse(runnable(source, shell))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
