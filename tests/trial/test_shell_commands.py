@@ -98,6 +98,7 @@ def test_a_script_magic_runs_its_cell_as_the_programs_input() -> None:
     shell_commands.script(ns, "bash", "--no-raise-error", "exit 4")
     shell_commands.script(ns, None, "--out via python3", "print(6 * 7)")
     assert ns["via"] == "42\n"
+    shell_commands.script(ns, "crane-no-such-interpreter", "", "anything")  # printed, as IPython does
 
 
 def test_a_program_the_cell_runs_counts_in_the_trials_memory(kit: Any, os_layer: Any) -> None:

@@ -102,7 +102,13 @@ def script(ns: dict[str, Any], program: str | None, line: str, cell: str) -> Non
         command = shlex.split(program) + command
     if not command:
         raise ValueError("%%script needs a program to run")
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+    except FileNotFoundError:  # IPython prints this and raises nothing
+        print(f"Couldn't find program: {command[0]!r}")
+        return
     if options.get("bg"):
         for key in ("out", "err", "proc"):
             if key in options:
