@@ -259,7 +259,7 @@ def test_the_trial_backend_observes_and_counts_outcomes(
             **base,
             "id": "own_03",
             "version": "fixed",
-            "target_cell": "import subprocess\nsubprocess.run(['true'])",
+            "target_cell": "import socket\nsocket.create_connection(('127.0.0.1', 9), 1)",
             "crash": False,
         },
     )

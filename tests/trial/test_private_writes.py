@@ -278,14 +278,14 @@ async def test_writes_outside_the_covered_directories_stay_blocked(
     assert not Path("/var/tmp/crane-trial-c.txt").exists()
 
 
-async def test_network_processes_and_signals_stay_refused(
+async def test_network_leaving_the_group_and_signals_stay_refused(
     kernel: AsyncKernelClient, kit: SimpleNamespace
 ) -> None:
     victim = subprocess.Popen(["sleep", "60"], start_new_session=True)
     try:
         for cell in (
             "import socket\nsocket.create_connection(('127.0.0.1', 9), timeout=2)",
-            "import subprocess\nsubprocess.run(['true'])",
+            "import subprocess\nsubprocess.run(['setsid', 'true'], check=True)",  # would leave the group
             f"import signal\nos.kill({victim.pid}, signal.SIGKILL)",
         ):
             outcome = await trial(kit, kernel, cell)

@@ -68,6 +68,7 @@ class Trial:
         self.running_step: int | None = None
         self._step_mark = 0
         self._seen = 0  # bytes of the report already read as lines
+        self._told = False  # the child was told of a refusal in this step (_tell_child)
 
     def stop(self, why: str) -> None:
         """End the child (the watching thread reports it); idempotent."""
@@ -170,6 +171,7 @@ class Trial:
             elif phase == "done" and self.target_refusals is None:
                 self.target_refusals = list(refusals)
                 self._step_mark = len(refusals)
+                self._told = False
                 if self.supervisor is not None:
                     self.supervisor.barrier()
                 if self.below and report.get("status") == "finished":
@@ -177,6 +179,7 @@ class Trial:
             elif phase == "step":
                 self.running_step = report.get("index")
                 self._step_mark = len(refusals)
+                self._told = False
                 if self.supervisor is not None:
                     self.supervisor.barrier()
             elif phase == "below" and isinstance(report.get("index"), int):
@@ -203,6 +206,9 @@ class Trial:
                     break
                 message += more
             grant = json.loads(message)
+            # From now on only `_tell_child` writes to it, and never waits (a timeout would make the
+            # socket wait for room before each send, and the supervisor with it).
+            self.control.setblocking(False)
         except (OSError, ValueError):
             for fd in locals().get("fds", []):
                 _close(fd)
@@ -233,12 +239,15 @@ class Trial:
         return fds[0]
 
     def _tell_child(self) -> None:
-        """One byte per refusal on the control socket: the child learns that a program it started was
-        refused something (hooks.Guard.os_refused), which only this side sees."""
-        import socket
-
+        """A byte on the control socket at the first refusal of a step (the target, or each step of the
+        chain): the child learns that a program it started was refused something (hooks.Guard.os_refused),
+        which only this side sees. One per step: a program that is refused in a loop (a traceback written
+        to a descriptor of the kernel's, byte by byte) cannot fill the socket."""
+        if self._told:
+            return
+        self._told = True
         with contextlib.suppress(OSError):
-            self.control.send(b"!", socket.MSG_DONTWAIT)
+            self.control.send(b"!")
 
     def _outcome(self, data: bytes, status: int, peak_kb: int) -> dict[str, Any]:
         reports = [json.loads(line) for line in data.split(b"\n") if line.startswith(b"{")]
