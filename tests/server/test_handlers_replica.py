@@ -93,14 +93,16 @@ async def test_red_team_nothing_outside_changes(
     finally:
         listener.close()
         home.unlink(missing_ok=True)
-    # The writes landed in private copies, and the cell went on to its crash; what the sandbox refused
-    # (a process, a connection) is no claim.
+    # The writes landed in private copies, and the cell went on to its crash; what the sandbox refused (a
+    # connection) is no claim. A program (`touch`, through subprocess or libc's system()) runs inside the
+    # sandbox, its file in the private copy: the crash after it is claimed where the trial saw it, and
+    # not where the replicas, whose verdict may come first, were refused the program.
+    for what in ("system() through ctypes", "a process"):
+        del claimed[what]
     assert claimed == {
         "torch's native writer, a new file": True,
         "an existing file overwritten": True,
         "numpy's C writer": True,
-        "system() through ctypes": False,
-        "a process": False,
         "the home folder": True,
         "a loopback connection": False,
     }
