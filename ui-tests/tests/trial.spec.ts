@@ -24,9 +24,11 @@ import {
 test.use({ autoGoto: true, viewport: { width: 1400, height: 850 } });
 test.describe.configure({ mode: 'serial' });
 
-/** Writes a file through a program it starts: the sandbox must stop it in the trial (a file the cell
- * writes itself lands in the trial's private copy where the kernel allows one: no stop). */
-const WRITES = "!touch trial-out.csv";
+/** Writes a file through a program it starts (in a trial the file lands in its private copy), then
+ * reaches for the network, which no trial has: the sandbox stops it there and the trial decides
+ * nothing; in the kernel the file is written and the refused connection is ignored (`|| true`). */
+const WRITES =
+  '!touch trial-out.csv; python3 -c "import socket; socket.create_connection((\'127.0.0.1\', 9), 1)" || true';
 
 /** "Trains" for 30 s (an epoch a second), then fails where the checks see nothing (KeyError: 10). */
 const LONG = [
@@ -78,7 +80,7 @@ test('Trial-Run Cell observes a crash that the checks and the model missed, befo
   await expect(badge).toHaveAttribute('data-crane-state', 'confirmed');
 });
 
-test('with trial runs on every check, a cell that writes a file is stopped by the sandbox and nothing is written', async ({
+test('with trial runs on every check, a cell that writes a file and reaches for the network is stopped by the sandbox and nothing is written', async ({
   page,
   tmpPath
 }) => {
