@@ -60,9 +60,7 @@ class Guard:
         while self.channel is not None:
             try:
                 got = self.channel.recv(4096, socket.MSG_DONTWAIT)
-            except (BlockingIOError, InterruptedError):
-                break
-            except OSError:
+            except OSError:  # nothing waiting (BlockingIOError), or the kernel's end is gone
                 break
             if not got:
                 break

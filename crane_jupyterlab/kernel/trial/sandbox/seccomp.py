@@ -86,7 +86,7 @@ _X86_64 = {
     "perf_event_open": 298, "fanotify_init": 300, "prlimit64": 302, "open_by_handle_at": 304,
     "clock_adjtime": 305, "setns": 308, "process_vm_writev": 311, "finit_module": 313,
     "sched_setattr": 314, "renameat2": 316, "seccomp": 317, "kexec_file_load": 320, "bpf": 321,
-    "execveat": 322, "mremap": 25, "setpgid": 109, "setsid": 112,
+    "execveat": 322, "mremap": 25, "setpgid": 109, "setsid": 112, "kcmp": 312,
     # Calls on a descriptor (the filter watches inherited ones, see FD_CALLS).
     "read": 0, "write": 1, "close": 3, "mmap": 9, "ioctl": 16, "pread64": 17, "pwrite64": 18,
     "readv": 19, "writev": 20, "dup": 32, "dup2": 33, "sendfile": 40, "accept": 43, "sendto": 44,
@@ -116,6 +116,7 @@ _AARCH64 = {
     "fanotify_init": 262, "open_by_handle_at": 265, "clock_adjtime": 266, "setns": 268,
     "process_vm_writev": 271, "finit_module": 273, "sched_setattr": 274, "renameat2": 276,
     "seccomp": 277, "bpf": 280, "execveat": 281, "kexec_file_load": 294, "setpgid": 154, "setsid": 157,
+    "kcmp": 272,
     "epoll_ctl": 21, "dup": 23, "dup3": 24, "fcntl": 25, "ioctl": 29, "flock": 32, "ftruncate": 46,
     "fallocate": 47, "close": 57, "read": 63, "write": 64, "readv": 65, "writev": 66, "pread64": 67,
     "pwrite64": 68, "preadv": 69, "pwritev": 70, "sendfile": 71, "splice": 76, "tee": 77,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import platform
 import re
 import signal
 import struct
@@ -144,7 +143,6 @@ class Supervisor:
         # The child may start processes: each stays in its process group (whose id is its pid), which
         # the kernel kills when the trial ends (watch.py, worker.py).
         self.processes = processes
-        self.programs: list[str] = []  # what the child's processes ran (execve), in order
         # Called on each refusal, before the refused call returns: tells the child (hooks.Guard.os_refused)
         self.on_refusal: Any = None
         self._last: str | None = None  # the last refusal recorded (a repeat of it is not recorded again)
@@ -159,7 +157,8 @@ class Supervisor:
         self.gpu = False  # a worker that uses the GPU opens its driver's device files for writing
         self.refusals: list[str] = []
         found = arch()
-        self.names = {nr: name for name, nr in (found[1] if found else {}).items()}
+        self.numbers: dict[str, int] = dict(found[1]) if found else {}
+        self.names = {nr: name for name, nr in self.numbers.items()}
         self.c = libc()
         self._req = self.c.ctypes.create_string_buffer(80)  # struct seccomp_notif
         self._resp = self.c.ctypes.create_string_buffer(24)  # struct seccomp_notif_resp
@@ -297,11 +296,11 @@ class Supervisor:
                 return errno.EPERM, "create a namespace"
             return errno.EPERM, "start a process"
         if name in ("execve", "execveat"):
+            if started:  # a program the cell runs, under this same sandbox
+                return 0, None
+            # the trial's own process: what would report the outcome would be gone
             program = self.string(args[1] if name == "execveat" else args[0])
-            if not started:  # the trial's own process: what would report the outcome would be gone
-                return errno.EPERM, f"replace the trial's process with the program '{program}'"
-            self.programs.append(program)
-            return 0, None
+            return errno.EPERM, f"replace the trial's process with the program '{program}'"
         kind = REFUSED.get(name)
         if kind == "signal":
             target = _signed(args[0])
@@ -380,8 +379,7 @@ class Supervisor:
     def same_file(self, tid: int, fd: int) -> bool:
         """Whether `fd` of process `tid` is the child's `fd` (the same open file, by kcmp); True where that
         cannot be told (the call is then judged as the child's)."""
-        found = arch()
-        number = {"x86_64": 312, "aarch64": 272}.get(platform.machine()) if found else None
+        number = self.numbers.get("kcmp")
         if number is None:
             return True
         try:
@@ -541,13 +539,18 @@ NAME_SERVICES = ("/var/run/nscd/socket", "/run/nscd/socket", "/var/lib/sss/pipes
                  "/run/systemd/userdb/io.systemd.Multiplexer", "/run/dbus/system_bus_socket")  # fmt: skip
 
 
-def _group_of(pid: int) -> int:
-    """The process group of process `pid`; -1 if it is gone."""
+def _stat_field(pid: int, index: int) -> int:
+    """A numeric field of /proc/<pid>/stat after the command's name (1: the parent, 2: the process
+    group); -1 if the process is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
-            return int(fh.read().rsplit(b")", 1)[1].split()[2])
+            return int(fh.read().rsplit(b")", 1)[1].split()[index])
     except (OSError, ValueError, IndexError):
         return -1
+
+
+def _group_of(pid: int) -> int:
+    return _stat_field(pid, 2)
 
 
 def _command_name(pid: int) -> str:
@@ -560,11 +563,7 @@ def _command_name(pid: int) -> str:
 
 
 def _parent_of(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return int(fh.read().rsplit(b")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return -1
+    return _stat_field(pid, 1)
 
 
 def _signed(value: int) -> int:
