@@ -6,8 +6,11 @@ would pick whichever was loaded last.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,3 +56,43 @@ async def post_json(jp_fetch: Any, path: list[str], body: Any, **kwargs: Any) ->
     raw = body if isinstance(body, (str, bytes)) else json.dumps(body)
     response = await jp_fetch(*path, method="POST", body=raw, raise_error=False, **kwargs)
     return response.code, json.loads(response.body or b"{}")
+
+
+class CountingServer:
+    """A TCP server on 127.0.0.1 that counts the connections it accepts (the network edge of the test)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.count = 0
+        self.sock.settimeout(0.2)
+        self.running = True
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while self.running:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.count += 1
+            with contextlib.suppress(OSError):
+                conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            conn.close()
+
+    def close(self) -> None:
+        self.running = False
+        self.thread.join()
+        self.sock.close()
+
+
+def processes_with(mark: str) -> list[int]:
+    """The pids of the processes whose command line holds `mark` (what a test's cells started)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if mark.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+    return found

@@ -6,19 +6,15 @@ and the kernel kept its state."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
-import os
 import shutil
-import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import analyze, post_json
+from support import CountingServer, analyze, post_json, processes_with
 
 from crane_jupyterlab.server.trial import platform_sandbox
 
@@ -33,36 +29,9 @@ def crane_config(crane_env: None) -> dict[str, Any]:
     return {"trial": "auto", "replicas": False}
 
 
-class Listener:
-    """A TCP server on 127.0.0.1 that counts the connections it accepts."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.count = 0
-        self.running = True
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while self.running:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.count += 1
-            conn.close()
-
-    def close(self) -> None:
-        self.running = False
-        self.thread.join()
-        self.sock.close()
-
-
 @pytest.fixture
-def listener() -> Iterator[Listener]:
-    server = Listener()
+def listener() -> Iterator[CountingServer]:
+    server = CountingServer()
     yield server
     server.close()
 
@@ -82,9 +51,10 @@ def targets(watched: Path, port: int, mark: str) -> dict[str, str]:
         "download": (
             f"!python3 -c \"import urllib.request as u; u.urlretrieve('http://127.0.0.1:{port}/', 'x')\""
         ),
-        "fill tmp": "!dd if=/dev/zero of=$TMPDIR/fill bs=1M count=4096 2> /dev/null",
         "read ssh": "!cat ~/.ssh/id_rsa > /tmp/crane-leaked-key 2> /dev/null; ls ~/.ssh > /dev/null 2>&1",
         "install": "!pip install -q requests-that-do-not-exist-anywhere",
+        # last: it may end a chain or a run at the memory cap or the budget, which the others must not meet
+        "fill tmp": "!dd if=/dev/zero of=$TMPDIR/fill bs=1M count=4096 2> /dev/null",
     }
 
 
@@ -93,16 +63,6 @@ def checksums(root: Path) -> dict[str, str]:
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
         for p in sorted(root.rglob("*"))
     }
-
-
-def processes_with(mark: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError):
-                if mark.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
-                    found.append(int(entry))
-    return found
 
 
 async def wait_run(jp_fetch: Any, run_id: str) -> dict[str, Any]:
@@ -115,7 +75,7 @@ async def wait_run(jp_fetch: Any, run_id: str) -> dict[str, Any]:
 
 
 async def test_hostile_shell_commands_change_nothing_outside_any_way_they_run(
-    jp_fetch: Any, kernels: Any, listener: Listener, tmp_path: Path
+    jp_fetch: Any, kernels: Any, listener: CountingServer, tmp_path: Path
 ) -> None:
     watched = tmp_path / "watched"
     watched.mkdir()

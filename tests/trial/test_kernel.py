@@ -5,12 +5,8 @@ while a trial runs, no zombie, and a restart that ends a running trial."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
-import os
-import socket
 import subprocess
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -20,6 +16,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from jupyter_client.asynchronous.client import AsyncKernelClient
+from support import CountingServer, processes_with
 
 from crane_jupyterlab.bench.kernels import drain_iopub, fresh_kernel, run_cell
 
@@ -51,35 +48,6 @@ def checksums(root: Path) -> dict[str, tuple[str, int, int]]:
         digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
         found[str(path.relative_to(root))] = (digest, st.st_mode, st.st_mtime_ns)
     return found
-
-
-class CountingServer:
-    """A TCP server on 127.0.0.1 that counts the connections it accepts (the network edge of the test)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.count = 0
-        self.sock.settimeout(0.2)
-        self.running = True
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while self.running:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.count += 1
-            with contextlib.suppress(OSError):
-                conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
-            conn.close()
-
-    def close(self) -> None:
-        self.running = False
-        self.thread.join()
-        self.sock.close()
 
 
 @pytest.fixture(scope="module")
@@ -218,16 +186,6 @@ PROCESS_CELLS = {
     "nohup": "!nohup sleep {mark} > /dev/null 2>&1 &",
     "bash-cell": "%%bash\nsleep {mark} > /dev/null 2>&1 &\necho started",
 }
-
-
-def processes_with(mark: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError):
-                if mark.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
-                    found.append(int(entry))
-    return found
 
 
 @pytest.mark.parametrize("name", sorted(PROCESS_CELLS))
