@@ -7,6 +7,7 @@ the claims are checked against running the cell on the real objects.
 from __future__ import annotations
 
 import os
+import time
 import traceback
 from typing import Any
 
@@ -118,6 +119,21 @@ def test_a_crash_inside_a_function_the_notebook_defined_is_claimed() -> None:
     assert _real(cell, ns) == "ValueError"
     findings = _judge(cell, ns, [*SETUP, helper])
     assert [f.message.split(":", 1)[0] for f in findings] == ["ValueError"]
+
+
+def test_definitions_that_import_tensorflow_are_answered_at_once_without_a_claim() -> None:
+    # The variants would import TensorFlow after their fork (it is not fork-safe before one) and wait
+    # out the budget doing so: the process says why at once instead.
+    ns = _state()
+    cell = "X.sum(axis=2)"  # a crash every replica raises, were the variants run
+    request = replica.request_for(cell, from_probe(probe.run(cell, {}, namespace=ns)),
+                                  [*SETUP, "import tensorflow as tf"], budget_s=2.0)  # fmt: skip
+    assert request is not None and replica.warm_up(120)
+    started = time.monotonic()
+    answer = replica.run(request)
+    assert time.monotonic() - started < 1.0, answer
+    assert answer["variants"] == [] and "tensorflow" in answer["error"]
+    assert replica.finding(request, from_probe(probe.run(cell, {}, namespace=ns)), answer) == []
 
 
 def test_a_definition_rebound_later_is_not_replayed() -> None:

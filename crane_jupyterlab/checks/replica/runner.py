@@ -292,8 +292,14 @@ def _warm_all() -> list[str]:
     return warm
 
 
-def _warm(request: dict[str, Any]) -> None:
-    """Import the submodules the definitions name, of the libraries kept warm, before forking."""
+# Libraries no fork may start with (their runtime's threads and locks do not survive one): a replica's
+# child would import them itself, and TensorFlow's import alone (3 to 4 s on a 2-core machine) outlasts
+# a replica's 2 s budget.
+_UNFORKABLE = ("tensorflow", "keras", "tf_keras")
+
+
+def _imported(request: dict[str, Any]) -> set[str]:
+    """The modules the request's definitions import and its specs live in."""
     import ast
 
     modules = set()
@@ -309,7 +315,18 @@ def _warm(request: dict[str, Any]) -> None:
             modules |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             modules.add(node.module)
-    for module in sorted(m for m in modules if m and m.split(".", 1)[0] in _WARM):
+    return {m for m in modules if m}
+
+
+def _unforkable(request: dict[str, Any]) -> str | None:
+    """The library of `_UNFORKABLE` the request's definitions import, unless this process has it."""
+    roots = {m.split(".", 1)[0] for m in _imported(request)}
+    return next((r for r in _UNFORKABLE if r in roots and r not in sys.modules), None)
+
+
+def _warm(request: dict[str, Any]) -> None:
+    """Import the submodules the definitions name, of the libraries kept warm, before forking."""
+    for module in sorted(m for m in _imported(request) if m.split(".", 1)[0] in _WARM):
         with contextlib.suppress(BaseException):  # the child will say what failed
             __import__(module)
 
@@ -331,6 +348,16 @@ def main() -> int:
             continue
         for one in request.get("batch", [request]):
             try:
+                unwarmed = _unforkable(one)
+                if unwarmed:  # answered at once: the variants would wait out the budget importing it
+                    answer = {
+                        "variants": [],
+                        "error": f"the definitions import {unwarmed}, which a replica "
+                        "imports only after its fork (it is not fork-safe), longer than its budget",
+                    }
+                    out.write(json.dumps(answer) + "\n")
+                    out.flush()
+                    continue
                 _warm(one)
                 answer = judge(one)
             except Exception as exc:
