@@ -113,6 +113,30 @@ def test_a_while_loop_is_cut(kit: SimpleNamespace) -> None:
     assert outcome["quick"]["loops"][0]["cut"]
 
 
+def test_a_while_loop_that_counts_to_a_bound_knows_its_length(kit: SimpleNamespace) -> None:
+    # `i += 1` against `limit`: the run's length is the iterations the counter needs to reach it
+    source = "import time\ni = 3\nwhile i < limit and err > 0:\n    time.sleep(0.01)\n    i += 1"
+    loop = quick_run(kit, source, {"limit": 4003, "err": 1.0})["quick"]["loops"][0]
+    assert loop["cut"] and loop["total"] == 4000, loop
+    # a counter that steps down by a float, against a bound on the left
+    down = quick_run(kit, "import time\nt = 20.0\nwhile 0.0 <= t:\n    time.sleep(0.01)\n    t -= 0.005", {})
+    assert down["quick"]["loops"][0]["total"] == 4001
+    # a counter that doubles, or a bound that is a call of the notebook's: length unknown
+    doubles = quick_run(kit, "import time\ni = 1\nwhile i < 10**30:\n    time.sleep(0.3)\n    i *= 2", {})
+    assert doubles["quick"]["loops"][0]["total"] is None
+    called = quick_run(
+        kit, "import time\ni = 0\nwhile i < f():\n    time.sleep(0.3)\n    i += 1", {"f": lambda: 10**6}
+    )
+    assert called["quick"]["loops"][0]["total"] is None
+
+
+def test_a_counted_while_loop_that_fits_the_budget_runs_whole(kit: SimpleNamespace) -> None:
+    # 1.2 s: past the half of the budget after which a loop of unknown length is cut
+    outcome = quick_run(kit, "import time\ni = 0\nwhile i < 30:\n    time.sleep(0.04)\n    i += 1", {})
+    loop = outcome["quick"]["loops"][0]
+    assert (outcome["status"], loop["cut"], loop["iterations"], loop["total"]) == ("finished", False, 30, 30)
+
+
 def test_a_full_trial_that_times_out_says_how_far_it_got(kit: SimpleNamespace) -> None:
     outcome = kit.run_here(TRAIN, {"EPOCHS": 40}, budget_s=1.0)
     assert outcome["status"] == "timed_out"

@@ -195,6 +195,10 @@ class Runtime:
         self.before: dict[int, float] = {}  # while loops: the seconds of their earlier runs
         self.peaks: dict[int, tuple[tuple[int, int], int]] = {}  # while loops: memory at their run's start
         self.firsts: dict[int, tuple[tuple[int, int], int]] = {}  # ... and after its first iteration
+        self.first_at: dict[int, float] = {}  # while loops: when their run's first iteration ended
+        # while loops that count to a bound: the counter's first values, then the run's length (None:
+        # not told)
+        self.counted: dict[int, list[float] | int | None] = {}
         self.sizes: dict[int, list[int | None]] = {}  # lengths of enumerate/zip arguments (`size`)
         self.framed: dict[int, int | None] = {}  # the length of a frame whose rows a loop iterates (`rows`)
         self.filename = ""
@@ -321,16 +325,23 @@ class Runtime:
         loop.runs += 1
         self.started[lid] = (time.monotonic(), 0)
         self.before[lid] = loop.seconds
+        self.counted.pop(lid, None)
         if loop.runs <= 3:
             self.peaks[lid] = (footprint(), loop.grew_kb)
 
-    def stop(self, lid: int) -> bool:
-        """Whether the while loop `lid` stops before its next iteration."""
+    def stop(self, lid: int, counted: Any = None, op: str = "") -> bool:
+        """Whether the while loop `lid` stops before its next iteration. `counted`: where its condition
+        counts a name against a bound (`while i < n`), a function that reads both, and `op` the
+        comparison: the run's length, told from the counter's first steps."""
         loop = self._loop(lid)
         started, n = self.started.get(lid, (time.monotonic(), 0))
         loop.seconds = self.before.get(lid, 0.0) + time.monotonic() - started  # this run's so far
-        if n == 1 and loop.first_s is None:
-            loop.first_s = loop.seconds - self.before.get(lid, 0.0)
+        if n == 1:
+            self.first_at[lid] = time.monotonic()
+            if loop.first_s is None:
+                loop.first_s = loop.seconds - self.before.get(lid, 0.0)
+        if counted is not None and n <= max(self.k, 2):
+            self._count(lid, loop, n, counted, op)
         if lid in self.peaks and n and n % 16 == 1:  # every 16th iteration: one system call
             at, before = self.peaks[lid]
             now_held = footprint()
@@ -340,7 +351,9 @@ class Runtime:
             elif lid in self.firsts:
                 at_first, steady = self.firsts[lid]
                 loop.steady_kb = steady + grew(at_first, now_held)
-        if n >= self.k and self.long(started, n, None):
+        total = self.counted.get(lid)
+        if n >= self.k and self.long(started, n, total if isinstance(total, int) else None,
+                                     self.first_at.get(lid, 0.0) if n > 1 else 0.0):  # fmt: skip
             self._cut(loop)
             return True
         self.started[lid] = (started, n + 1)
@@ -348,6 +361,33 @@ class Runtime:
         if self.writer >= 0 and time.monotonic() - self.sent > PROGRESS_S:
             self.progress()
         return False
+
+    def _count(self, lid: int, loop: Loop, n: int, counted: Any, op: str) -> None:
+        """Note the counter at the run's first steps; once `max(k, 2)` iterations ran, the run's length
+        where the counter moved by one constant step each (`i += 1`, `t -= dt`) toward its bound. A
+        counter that does not (`i *= 2`, a step that varies) or a read that fails leaves it unknown."""
+        try:
+            value, bound = counted()
+            value, bound = _number(value), _number(bound)
+        except Exception:
+            value = bound = None
+        seen = self.counted.get(lid)
+        if value is None or bound is None or (n and not isinstance(seen, list)):
+            self.counted[lid] = None
+            return
+        if not n:
+            self.counted[lid] = [value]
+            return
+        assert isinstance(seen, list)
+        seen.append(value)
+        if n < max(self.k, 2):
+            return
+        step = seen[1] - seen[0]
+        left = _steps_left(value, bound, step, op) if abs(value - seen[0] - step * n) <= 1e-9 * abs(
+            step * n) else None  # fmt: skip
+        self.counted[lid] = None if left is None else n + left
+        if left is not None:
+            loop.length(n + left)
 
     def progress(self) -> None:
         """Tell the kernel how far the cell got (a full trial that runs out of time reports the last)."""
@@ -475,6 +515,33 @@ class Runtime:
                 counts |= _stored(stmt)
         calls_user = any(_user_function(ns.get(n)) for n in reads)
         return reads & values, reads & counts, calls_user, bool(values)
+
+
+def _number(value: Any) -> float | None:
+    """A counter's or bound's value as a number (numpy's scalars too); None for anything else."""
+    if isinstance(value, bool) or (not isinstance(value, (int, float)) and type(value).__module__ != "numpy"):
+        return None
+    number = float(value)
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def _steps_left(value: float, bound: float, step: float, op: str) -> int | None:
+    """Iterations a `while counter OP bound` loop has left, its condition just found true at `value`,
+    the counter moving by `step` each iteration; None where it never reaches the bound this way."""
+    import math
+
+    if op in ("<", "<=") and step > 0:
+        gap = (bound - value) / step
+    elif op in (">", ">=") and step < 0:
+        gap = (value - bound) / -step
+    elif op == "!=" and step:
+        gap = (bound - value) / step
+        return round(gap) if gap >= 0 and abs(gap - round(gap)) < 1e-9 else None
+    else:
+        return None
+    if gap < 0:
+        return 0
+    return math.floor(gap) + 1 if op in ("<=", ">=") else max(math.ceil(gap), 1)
 
 
 def _length(iterable: Any) -> int | None:

@@ -3,12 +3,13 @@
 `rewrite(code_text)` takes the cell as the kernel will compile it (after IPython's transform) and wraps
 the iterable of every `for` loop and comprehension of the cell, and of the functions it defines, in
 `__crane_quick__.each(loop_id, iterable)`; every `while` loop gets `if __crane_quick__.stop(loop_id):
-break` at the top of its body. At run time (`loops.Runtime`) a loop is cut after its first k iterations only
-when it is long: its known length (`len`) projects past LONG_S from the time those k took, or, length
-unknown, it has already run LONG_S. Cheap loops (column lists, data preparation) run whole, so what
-follows them sees the state a real run sees. Keras `Model.fit` gets a callback that stops training after
-k epochs by the same rule (`kerasfit.py`). A DataLoader, a generator or a tf.data dataset iterated by a
-`for` loop is cut like any iterable.
+break` at the top of its body (with a reader of its counter and bound where its condition counts to one,
+`while i < n`, so its length is known after its first steps). At run time (`loops.Runtime`) a loop is cut
+after its first k iterations only when it is long: its known length (`len`) projects past LONG_S from the
+time those k took, or, length unknown, it has already run LONG_S. Cheap loops (column lists, data
+preparation) run whole, so what follows them sees the state a real run sees. Keras `Model.fit` gets a
+callback that stops training after k epochs by the same rule (`kerasfit.py`). A DataLoader, a generator
+or a tf.data dataset iterated by a `for` loop is cut like any iterable.
 
 Each loop records how many iterations ran, whether it was cut and its length when known. After a crash,
 `judge` tells whether the crash depends on how many iterations ran:
@@ -31,6 +32,7 @@ rewritten runs unchanged.
 from __future__ import annotations
 
 import ast
+import copy
 import itertools
 import re
 import time
@@ -121,7 +123,13 @@ class _Wrap(ast.NodeTransformer):
     def visit_While(self, node: ast.While) -> Any:
         lid = self._add(node, "while")
         self.generic_visit(node)
-        check = ast.If(test=_call("stop", lid, None, node), body=[ast.Break()], orelse=[])
+        stop = _call("stop", lid, None, node)
+        counter = _counter(node.test)
+        if counter is not None:  # `while i < n`: `lambda: (i, n)` and the comparison, to tell its length
+            pair = ast.Tuple(elts=[counter[0], counter[1]], ctx=ast.Load())
+            args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+            stop.args += [ast.Lambda(args=args, body=pair), ast.Constant(value=counter[2])]
+        check = ast.If(test=stop, body=[ast.Break()], orelse=[])
         node.body.insert(0, ast.copy_location(check, node))
         enter = ast.copy_location(ast.Expr(value=_call("enter", lid, None, node)), node)
         return [enter, node]  # statements of its block: the loop's run starts here
@@ -191,6 +199,54 @@ def _checked(node: ast.Assert, index: int) -> ast.stmt:
         values=[ast.UnaryOp(op=ast.Not(), operand=node.test), ast.UnaryOp(op=ast.Not(), operand=skip)],
     )
     return ast.copy_location(ast.If(test=test, body=[fail], orelse=[]), node)
+
+
+# A `while` condition's counter against its bound: the comparison as `counter OP bound`.
+_COUNTED = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.NotEq: "!="}
+_SWAPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
+
+
+def _counter(test: ast.expr) -> tuple[ast.expr, ast.expr, str] | None:
+    """`(counter, bound, op)` of a `while` condition that counts a name against a bound (`i < n`,
+    `n > i`, `i < len(xs) and err > tol`: the loop ends at the bound or sooner), read by a lambda each
+    time the runtime asks; None when the condition is no such comparison. The bound may be a constant, a
+    name, an attribute, an item or `len(...)` of those, and arithmetic of them: nothing a read can
+    change."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for part in parts:
+        if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and type(part.ops[0]) in _COUNTED):
+            continue
+        op, left, right = _COUNTED[type(part.ops[0])], part.left, part.comparators[0]
+        if isinstance(right, ast.Name) and not isinstance(left, ast.Name) and _pure(left):
+            left, right, op = right, left, _SWAPPED[op]
+        if isinstance(left, ast.Name) and _pure(right):
+            load = ast.Name(id=left.id, ctx=ast.Load())
+            return ast.copy_location(load, left), copy.deepcopy(right), op
+    return None
+
+
+def _pure(node: ast.expr) -> bool:
+    """Whether reading `node` runs no code of the notebook's (besides `len` of a name's value)."""
+    if isinstance(node, (ast.Constant, ast.Name)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _pure(node.value)
+    if isinstance(node, ast.Subscript):
+        return _pure(node.value) and _pure(node.slice)
+    if isinstance(node, ast.BinOp):
+        return _pure(node.left) and _pure(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _pure(node.operand)
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (
+            isinstance(func, ast.Name)
+            and func.id == "len"
+            and len(node.args) == 1
+            and not node.keywords
+            and _pure(node.args[0])
+        )
+    return False
 
 
 def _call(method: str, lid: int, arg: ast.expr | None, where: ast.AST) -> ast.Call:
