@@ -13,6 +13,10 @@ points exactly as the server's requests do (`trial.start` with the namespace, `t
 - a shape mismatch on the GPU and a cell that trains for a while and then crashes (a quick trial);
 - a cell that overwrites the model's weights and the tensors in place.
 
+Each trial's forecast of the GPU memory is printed (the kernel's allocation, plus the worker's peak above its
+copies of the inputs, plus what the cut loops' iterations keep, against the device's free memory); on CUDA
+the quick trial's forecast must have one, and none may say out of memory (every cell here fits).
+
 Each trial's outcome must be the real one's (`expect`), and afterwards the kernel's tensors and weights
 must be byte-for-byte the same, torch's allocated memory the same, and CUDA still usable here. Nothing is
 installed or fetched: torch and this package. With `--device cpu` the kernel's CUDA is pretended
@@ -108,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
         seconds = time.perf_counter() - t0
         same_exception = exception is None or outcome.get("exception") == exception
         good = outcome.get("status") == status and same_exception
+        ahead = outcome.get("forecast") or {}
+        if args.device == "cuda" and name.startswith("long training"):  # the quick trial
+            good &= ahead.get("gpu_peak_mb") is not None and "gpu_extra_kb" in outcome
+        good &= not ahead.get("out_of_memory")
         ok &= good
         worker = outcome.get("worker") or {}
         rows.append({"trial": name, "expected": [status, exception], "outcome": outcome, "good": good,
@@ -115,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{'ok ' if good else 'BAD'} {name}: {outcome.get('status')} {outcome.get('exception') or ''} "
             f"({seconds:.1f} s; spare {worker.get('spare')}, pack {worker.get('pack_ms')} ms, "
-            f"rebuild {worker.get('rebuild_ms')} ms: {worker.get('rebuild_phases_ms')}) "
+            f"rebuild {worker.get('rebuild_ms')} ms: {worker.get('rebuild_phases_ms')}; GPU forecast "
+            f"{ahead.get('gpu_peak_mb')} of {ahead.get('gpu_available_mb')} MB, trial's extra "
+            f"{outcome.get('gpu_extra_kb')} kB) "
             f"{'' if good else outcome.get('reason') or outcome.get('message')}",
             flush=True,
         )

@@ -36,6 +36,7 @@ MANIFEST = (
     "trial/sandbox/hooks",
     "trial/sandbox/__init__",
     "trial/outcome",
+    "trial/cudamemory",
     "trial/libcalls",
     "trial/loops",
     "trial/kerasfit",

@@ -80,23 +80,71 @@ export function needsText(
   trans: TranslationBundle,
   forecast: IForecast
 ): string {
-  const { peak_memory_mb: peak, memory_available_mb: available } = forecast;
+  return needs(
+    trans,
+    forecast,
+    forecast.peak_memory_mb,
+    forecast.memory_available_mb
+  );
+}
+
+/** "needs ~50 GB, 21 GB available" of one memory: the kernel's, or the GPU's. */
+function needs(
+  trans: TranslationBundle,
+  forecast: IForecast,
+  peak: number | null,
+  available: number | null
+): string {
   if (peak === null) {
     return '';
   }
-  const needs = approx(forecast) + formatMegabytes(peak);
+  const at = approx(forecast) + formatMegabytes(peak);
   return available !== null
-    ? trans.__('needs %1, %2 available', needs, formatMegabytes(available))
-    : trans.__('needs %1', needs);
+    ? trans.__('needs %1, %2 available', at, formatMegabytes(available))
+    : trans.__('needs %1', at);
 }
 
-/** "Projected to run out of memory: needs ~50 GB, 21 GB available; at about iteration 180 of 500". */
+/** Whether a projected peak is past what is available (both known). */
+function past(peak: number | null, available: number | null): boolean {
+  return peak !== null && available !== null && peak > available;
+}
+
+/**
+ * "Projected to run out of memory: needs ~50 GB, 21 GB available; at about iteration 180 of 500", or
+ * "Projected to run out of GPU memory: ..." with the GPU's numbers where the GPU's memory runs out (both
+ * numbers where both do).
+ */
 export function outOfMemoryText(
   trans: TranslationBundle,
   forecast: IForecast
 ): string {
-  const parts = [needsText(trans, forecast), runsOutText(trans, forecast)];
-  const rest = parts.filter(Boolean).join('; ');
+  const gpu = past(forecast.gpu_peak_mb, forecast.gpu_available_mb);
+  const ram = past(forecast.peak_memory_mb, forecast.memory_available_mb);
+  const gpuNeeds = needs(
+    trans,
+    forecast,
+    forecast.gpu_peak_mb,
+    forecast.gpu_available_mb
+  );
+  const where = runsOutText(trans, forecast);
+  const join = (...parts: string[]) => parts.filter(Boolean).join('; ');
+  if (gpu && ram) {
+    return trans.__(
+      'Projected to run out of memory and GPU memory: %1',
+      join(
+        needsText(trans, forecast),
+        trans.__('GPU memory %1', gpuNeeds),
+        where
+      )
+    );
+  }
+  if (gpu) {
+    return trans.__(
+      'Projected to run out of GPU memory: %1',
+      join(gpuNeeds, where)
+    );
+  }
+  const rest = join(needsText(trans, forecast), where);
   return rest
     ? trans.__('Projected to run out of memory: %1', rest)
     : trans.__('Projected to run out of memory');

@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from ..cell import runnable
-from . import quick, shell_commands, tfwork
+from . import cudamemory, quick, shell_commands, tfwork
 from .outcome import ms
 from .sandbox.hooks import Guard, Refused
 
@@ -42,6 +42,7 @@ def run(
     flags = getattr(getattr(shell, "compile", None), "flags", 0) | PyCF_ALLOW_TOP_LEVEL_AWAIT
     shown = _ShownErrors(shell)
     installs = shell_commands.mark()
+    gpu = cudamemory.Trial()  # a worker's: above its copies of the inputs
     t0 = time.perf_counter()
     try:
         prepared = loops(code_text, CELL_FILE, ns) if loops is not None else code_text
@@ -49,23 +50,27 @@ def run(
         _draw_figures(shell)
     except BaseException as exc:
         outcome = classify(exc, source, guard, report, ms(time.perf_counter() - t0))
-        return _noted(quick.conclude(outcome, ns, exc), installs)
+        return _noted(quick.conclude(outcome, ns, exc), installs, gpu)
     finally:
         shown.restore()
     elapsed = ms(time.perf_counter() - t0)
     if shown.first is not None:
         error, line = shown.first
         return _noted(
-            quick.conclude(classify(error, source, guard, report, elapsed, line), ns, error), installs
+            quick.conclude(classify(error, source, guard, report, elapsed, line), ns, error), installs, gpu
         )
-    return _noted(quick.conclude({"status": "finished", "elapsed_ms": elapsed}, ns, None), installs)
+    return _noted(quick.conclude({"status": "finished", "elapsed_ms": elapsed}, ns, None), installs, gpu)
 
 
-def _noted(outcome: dict[str, Any], installs: int) -> dict[str, Any]:
-    """The outcome with what the cell's package installs were answered with (shell_commands.py)."""
+def _noted(outcome: dict[str, Any], installs: int, gpu: cudamemory.Trial) -> dict[str, Any]:
+    """The outcome with what the cell's package installs were answered with (shell_commands.py) and, where
+    the process counts CUDA memory, the cell's peak on the GPU above what it held before (`gpu_extra_kb`)."""
     note = shell_commands.installs_note(installs)
     if note:
         outcome["installs"] = note
+    extra = gpu.extra_kb()
+    if extra is not None:
+        outcome["gpu_extra_kb"] = extra
     return outcome
 
 

@@ -17,13 +17,24 @@ Memory: the kernel's resident memory now, plus what the trial added at its peak 
 process's own pages), plus what each cut loop's iterations added after their first one, times the
 iterations left. Against what the kernel can have: its resident memory plus the machine's available
 memory, or less where the kernel's cgroup (v2 or v1) leaves less. Out of memory only where the projected
-peak exceeds that. Stdlib only; the payload's kernel side (`watch.py`) calls `build`.
+peak exceeds that.
+
+GPU memory, for a kernel using CUDA (whose trial runs in a worker with a CUDA context of its own): the
+kernel's allocation now, plus the trial's peak above what the worker held before the cell (its copies of
+the inputs: `gpu_extra_kb`), plus what each cut loop's iterations kept on the GPU after their first one,
+times the iterations left (torch's own counters, cudamemory.py). Against what the kernel may hold: its
+allocation plus the device's free memory plus what torch's cache holds unused. A peak the trial observed
+whole fitted already (the worker ran it beside the kernel's allocation, with less room): only a
+projected growth can run the GPU out of memory. Stdlib only; the payload's kernel side (`watch.py`)
+calls `build`.
 """
 
 from __future__ import annotations
 
 import os
 from typing import Any
+
+from . import cudamemory
 
 # A trial's measured rate may be off by this much either way on a loaded machine: the range's margin.
 MARGIN = 1.25
@@ -32,13 +43,20 @@ _SAMPLED = ("minimize",)
 
 
 def build(
-    outcome: dict[str, Any], extra_kb: int, kernel_kb: int | None = None, available_kb: int | None = None
+    outcome: dict[str, Any],
+    extra_kb: int,
+    kernel_kb: int | None = None,
+    available_kb: int | None = None,
+    gpu: tuple[int, int] | None = None,
 ) -> dict[str, Any] | None:
     """The forecast of the cell whose trial ended with `outcome` (None where the trial decided nothing:
     blocked, unavailable, out of the trial's memory). `extra_kb`: the trial's own peak memory;
-    `kernel_kb`: the kernel's resident memory now; `available_kb`: what more the kernel may take."""
+    `kernel_kb`: the kernel's resident memory now; `available_kb`: what more the kernel may take; `gpu`:
+    the kernel's CUDA allocation now and what more it may take, kB (`gpu_kb`; None: no CUDA)."""
     status = outcome.get("status")
     elapsed = float(outcome.get("elapsed_ms") or 0.0) / 1000
+    gpu_extra = outcome.get("gpu_extra_kb")
+    gpu_extra_kb = int(gpu_extra) if isinstance(gpu_extra, (int, float)) else None
     if status == "timed_out":  # the cell ran past the budget: it takes at least that long
         progress = outcome.get("progress") or {}
         elapsed = float(progress.get("elapsed_ms") or outcome.get("elapsed_ms") or 0.0) / 1000
@@ -51,13 +69,15 @@ def build(
     loops = _own_time([loop for loop in quick.get("loops") or [] if isinstance(loop, dict)], quick)
     cut = [loop for loop in loops if loop.get("cut")]
     if not cut:
-        return memory({"seconds": round(elapsed, 2), "seconds_low": round(elapsed, 2),
+        ahead = memory({"seconds": round(elapsed, 2), "seconds_low": round(elapsed, 2),
                         "seconds_high": round(elapsed, 2), "at_least": False, "basis": "observed",
                         "projected_from": []}, extra_kb, 0, kernel_kb, available_kb, None)  # fmt: skip
+        return gpu_memory(ahead, gpu, gpu_extra_kb, 0.0, None)
     mid = low = high = 0.0
     at_least = False
-    grows_kb = 0.0
+    grows_kb = gpu_grows_kb = 0.0
     worst: tuple[float, dict[str, Any]] | None = None  # the loop whose iterations add the most memory
+    gpu_worst: tuple[float, dict[str, Any]] | None = None  # ... the most GPU memory
     groups: dict[Any, list[dict[str, Any]]] = {}
     for n, loop in enumerate(cut):
         key = loop.get("stmt") if loop.get("stmt") is not None and not loop.get("earlier") else ("own", n)
@@ -78,10 +98,16 @@ def build(
                 grows_kb += per * left
                 if worst is None or per > worst[0]:
                     worst = (per, loop)
+            per = _growth_per_iteration(loop, "gpu_steady_kb")
+            if per and left:
+                gpu_grows_kb += per * left
+                if gpu_worst is None or per > gpu_worst[0]:
+                    gpu_worst = (per, loop)
     forecast = {"seconds": round(elapsed + mid, 2), "seconds_low": round(elapsed + low, 2),
                 "seconds_high": None if at_least else round(elapsed + high, 2), "at_least": at_least,
                 "basis": "projected", "projected_from": [_basis(loop) for loop in cut][:6]}  # fmt: skip
-    return memory(forecast, extra_kb, grows_kb, kernel_kb, available_kb, worst)
+    ahead = memory(forecast, extra_kb, grows_kb, kernel_kb, available_kb, worst)
+    return gpu_memory(ahead, gpu, gpu_extra_kb, gpu_grows_kb, gpu_worst)
 
 
 def _own_time(loops: list[dict[str, Any]], quick: dict[str, Any]) -> list[dict[str, Any]]:
@@ -207,10 +233,11 @@ def _factor(loop: dict[str, Any], growing: tuple[float, float] | None) -> float:
     return total * runs / n
 
 
-def _growth_per_iteration(loop: dict[str, Any]) -> float:
-    """kB the process's resident memory grew per iteration after the first (what each one keeps)."""
+def _growth_per_iteration(loop: dict[str, Any], key: str = "steady_kb") -> float:
+    """kB the process's resident memory (`gpu_steady_kb`: its CUDA allocation) grew per iteration after
+    the first (what each one keeps)."""
     steady, n, runs = (
-        loop.get("steady_kb"),
+        loop.get(key),
         int(loop.get("iterations") or 0),
         max(int(loop.get("runs") or 1), 1),
     )
@@ -251,16 +278,59 @@ def memory(
     forecast["memory_available_mb"] = round(can / 1024, 1)
     if peak > can:
         forecast["out_of_memory"] = True
-        if worst is not None:
-            per, loop = worst
-            room = can - kernel_kb - max(extra_kb, 0)
-            at = int(loop.get("iterations") or 0) + max(int(room / per), 0)
-            total = int(loop.get("total") or 0) * max(int(loop.get("runs") or 1), 1)
-            forecast["runs_out_at"] = {"line": loop.get("line"), "iteration": at, "of": total}
+        forecast["runs_out_at"] = _runs_out(worst, can - kernel_kb - max(extra_kb, 0))
     return forecast
 
 
+def gpu_memory(
+    forecast: dict[str, Any] | None,
+    gpu: tuple[int, int] | None,
+    extra_kb: int | None,
+    grows_kb: float,
+    worst: tuple[float, dict[str, Any]] | None,
+) -> dict[str, Any] | None:
+    """`forecast` with its GPU fields: the kernel's CUDA allocation (`gpu`: it and what more the kernel may
+    take) plus the trial's peak above its inputs `extra_kb` plus `grows_kb` the cut loops would keep; out
+    of memory only where a projected growth takes that past what the kernel may hold, at the iteration of
+    `worst` it runs out (the earlier, where its RAM runs out too). Unchanged where the kernel has no CUDA
+    or the trial counted none (a fork, which never runs on the kernel's GPU)."""
+    if forecast is None or gpu is None or extra_kb is None:
+        return forecast
+    kernel_kb, more_kb = gpu
+    peak = kernel_kb + max(extra_kb, 0) + grows_kb
+    can = kernel_kb + max(more_kb, 0)
+    forecast["gpu_peak_mb"] = round(peak / 1024, 1)
+    forecast["gpu_available_mb"] = round(can / 1024, 1)
+    if peak > can and grows_kb > 0:  # what the trial saw whole fitted beside the kernel's, with less room
+        forecast["out_of_memory"] = True
+        at = _runs_out(worst, can - kernel_kb - max(extra_kb, 0))
+        ram = forecast.get("runs_out_at")
+        if at is not None and (ram is None or at["iteration"] < ram["iteration"]):
+            forecast["runs_out_at"] = at
+    return forecast
+
+
+def _runs_out(worst: tuple[float, dict[str, Any]] | None, room: float) -> dict[str, Any] | None:
+    """Where the loop `worst` (kB its iterations keep, the loop) fills `room` kB: its line and iteration."""
+    if worst is None:
+        return None
+    per, loop = worst
+    at = int(loop.get("iterations") or 0) + max(int(room / per), 0)
+    total = int(loop.get("total") or 0) * max(int(loop.get("runs") or 1), 1)
+    return {"line": loop.get("line"), "iteration": at, "of": total}
+
+
 # -- what the kernel has and may have (read in the kernel, never in the sandboxed trial) ----------------
+
+
+def gpu_kb() -> tuple[int, int] | None:
+    """The kernel's CUDA allocation and what more it may take (the device's free memory plus what torch's
+    cache holds unused), kB; None where torch has not initialised CUDA here (never asked: it would)."""
+    held = cudamemory.COUNTERS.device()
+    if held is None:
+        return None
+    allocated, reserved, free = held
+    return allocated // 1024, (max(free, 0) + max(reserved - allocated, 0)) // 1024
 
 
 def resident_kb(pid: int | str = "self") -> int | None:

@@ -15,7 +15,7 @@ import types
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from . import libcalls
+from . import cudamemory, libcalls
 
 NAME = "__crane_quick__"
 DEFAULT_K = 2
@@ -32,10 +32,12 @@ class Loop:
     (a `for` loop's and a `while` loop's own, measured; 0.0 where the library call timed itself), the
     first iteration's seconds (a warm-up: a first forward pass, a first batch), how much the process's
     resident memory grew while it ran, and whether it was cut and its length per run when known (the
-    shortest and longest when runs differ: an inner loop whose length grows with the outer index)."""
+    shortest and longest when runs differ: an inner loop whose length grows with the outer index). Where
+    the process counts CUDA memory (cudamemory.py), the same growths on the GPU and one iteration's peak."""
 
-    __slots__ = ("cut", "first_len", "first_s", "grew_kb", "iterations", "kind", "last_len", "line", "runs",
-                 "seconds", "shortest", "steady_kb", "total", "whole_high_s", "whole_s")  # fmt: skip
+    __slots__ = ("cut", "first_len", "first_s", "gpu_grew_kb", "gpu_peak_kb", "gpu_steady_kb", "grew_kb",
+                 "iterations", "kind", "last_len", "line", "runs", "seconds", "shortest", "steady_kb",
+                 "total", "whole_high_s", "whole_s")  # fmt: skip
 
     def __init__(self, line: int, kind: str) -> None:
         self.line, self.kind = line, kind
@@ -52,6 +54,9 @@ class Loop:
         self.first_s: float | None = None
         self.grew_kb = 0  # resident memory's growth over its measured runs
         self.steady_kb = 0  # the part after each run's first iteration (what every iteration adds)
+        # CUDA memory as the two above, and one iteration's highest transient peak (None: not counted)
+        self.gpu_grew_kb: int | None = None
+        self.gpu_steady_kb = self.gpu_peak_kb = 0
 
     def length(self, n: int) -> None:
         """A run's length (`len` of what it iterates, or Keras' epochs)."""
@@ -80,6 +85,9 @@ class Loop:
             out["first_s"] = round(self.first_s, 4)
         if self.grew_kb:
             out["grew_kb"], out["steady_kb"] = self.grew_kb, self.steady_kb
+        if self.gpu_grew_kb is not None:
+            out["gpu_grew_kb"], out["gpu_steady_kb"] = self.gpu_grew_kb, self.gpu_steady_kb
+            out["gpu_peak_kb"] = self.gpu_peak_kb
         if self.shortest is not None and self.shortest != self.total:
             out["shortest"], out["first_len"], out["last_len"] = self.shortest, self.first_len, self.last_len
         if self.whole_s is not None:
@@ -290,9 +298,12 @@ class Runtime:
         started, n, first = time.monotonic(), 0, 0.0
         # an inner loop's thousands of runs: its outer loop's growth says it
         at_start = footprint() if loop.runs <= 3 else None
+        gpu = cudamemory.Iterations.here() if at_start else None
         after_first = None
         try:
             while True:
+                if gpu is not None:
+                    gpu.next(n)
                 if n == 1:
                     first = time.monotonic()
                     if loop.first_s is None:
@@ -319,6 +330,11 @@ class Runtime:
                 end = footprint()
                 loop.grew_kb += grew(at_start, end)
                 loop.steady_kb += grew(after_first, end) if after_first else 0
+            if gpu is not None:
+                gpu_grew, gpu_steady, gpu_peak = gpu.end()
+                loop.gpu_grew_kb = (loop.gpu_grew_kb or 0) + gpu_grew
+                loop.gpu_steady_kb += gpu_steady
+                loop.gpu_peak_kb = max(loop.gpu_peak_kb, gpu_peak)
 
     def enter(self, lid: int) -> None:
         loop = self._loop(lid)

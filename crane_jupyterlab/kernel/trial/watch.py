@@ -321,7 +321,9 @@ class Trial:
         if peak_kb and "extra_memory_mb" not in outcome:
             outcome["extra_memory_mb"] = round(peak_kb / 1024, 1)
         if not self.below or self.baseline_kb is None:  # a run from the top has no target of its own
-            ahead = forecast.build(outcome, peak_kb, forecast.resident_kb(), forecast.available_kb())
+            # the kernel's GPU, read only for a trial that counted CUDA memory (a worker of a CUDA kernel)
+            gpu = forecast.gpu_kb() if "gpu_extra_kb" in outcome else None
+            ahead = forecast.build(outcome, peak_kb, forecast.resident_kb(), forecast.available_kb(), gpu)
             if ahead is not None:
                 outcome["forecast"] = ahead
         if self.below:

@@ -82,6 +82,35 @@ describe('the badge line', () => {
       badgeLine(trans, { ...OUT_OF_MEMORY, runs_out_at: null })?.text
     ).toBe('Projected to run out of memory: needs ~50 GB, 21 GB available');
   });
+
+  it('says GPU memory, with its numbers, where the GPU is what runs out', () => {
+    const gpu = {
+      ...OUT_OF_MEMORY,
+      peak_memory_mb: 9728,
+      gpu_peak_mb: 51200,
+      gpu_available_mb: 21504
+    };
+    expect(badgeLine(trans, gpu)).toEqual({
+      text: 'Projected to run out of GPU memory: needs ~50 GB, 21 GB available; at about iteration 180 of 500 (line 3)',
+      outOfMemory: true
+    });
+    expect(
+      badgeLine(trans, { ...gpu, peak_memory_mb: 30720, runs_out_at: null })
+        ?.text
+    ).toBe(
+      'Projected to run out of memory and GPU memory: needs ~30 GB, 21 GB available; GPU memory needs ~50 GB, 21 GB available'
+    );
+    // a GPU that fits beside a kernel whose memory runs out: the kernel's numbers only
+    expect(
+      badgeLine(trans, {
+        ...OUT_OF_MEMORY,
+        gpu_peak_mb: 1024,
+        gpu_available_mb: 81920
+      })?.text
+    ).toBe(
+      'Projected to run out of memory: needs ~50 GB, 21 GB available; at about iteration 180 of 500 (line 3)'
+    );
+  });
 });
 
 describe('the basis', () => {
