@@ -244,9 +244,20 @@ def _cache_dir() -> Path:
     return path
 
 
-def execute(variants: Iterable[Variant], jobs: int = 1, timeout: float = 900) -> dict[str, Outcome]:
-    """Outcome of every variant (by name): executed in worker processes, one per generator, unless
-    cached for this probe version."""
+def generator(v: Variant) -> str:
+    return v.name.split("/", 1)[0]
+
+
+def family(v: Variant) -> str:
+    """The library a variant's generator is about (`keras-target-shape`: keras)."""
+    return generator(v).split("-", 1)[0]
+
+
+def execute(
+    variants: Iterable[Variant], jobs: int = 1, timeout: float = 900, by: Callable[[Variant], str] = generator
+) -> dict[str, Outcome]:
+    """Outcome of every variant (by name), unless cached for this probe version: executed in worker
+    processes, one per group `by` makes (a generator's, by default), `jobs` of them at a time."""
     cache = _cache_dir()
     outcomes: dict[str, Outcome] = {}
     todo: dict[str, list[Variant]] = {}
@@ -255,7 +266,7 @@ def execute(variants: Iterable[Variant], jobs: int = 1, timeout: float = 900) ->
         if path.exists():
             outcomes[v.name] = Outcome(**json.loads(path.read_text()))
         else:
-            todo.setdefault(v.name.split("/", 1)[0], []).append(v)
+            todo.setdefault(by(v), []).append(v)
     groups = list(todo.values())
     procs: list[tuple[subprocess.Popen[str], Path, list[Variant], Any]] = []
     while groups or procs:
