@@ -104,6 +104,17 @@ def os_layer() -> dict[str, Any]:
 
 
 @pytest.fixture
+def bare_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh worker that imports nothing while it waits. By default it imports every library this
+    process has loaded, as a kernel's would: here that is the whole suite's (torch, pandas, scikit-learn,
+    ~950 modules, 3 s a worker on 2 cores), which the test's cells do not use; they import what they use
+    themselves. test_worker checks the warm imports."""
+    from crane_jupyterlab.kernel.trial import state
+
+    monkeypatch.setattr(state, "loaded_modules", lambda: [])
+
+
+@pytest.fixture
 def kit() -> SimpleNamespace:
     """The helpers above: kit.run_here, kit.run_in_kernel, kit.printed, kit.children_of, kit.alive."""
     return SimpleNamespace(

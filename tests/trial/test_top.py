@@ -11,7 +11,7 @@ import pytest
 
 from crane_jupyterlab.kernel.trial import control as trial
 
-pytestmark = pytest.mark.usefixtures("os_layer")
+pytestmark = pytest.mark.usefixtures("os_layer", "bare_worker")
 
 
 def cells(*sources: str) -> list[dict[str, str]]:
