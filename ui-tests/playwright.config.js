@@ -11,6 +11,11 @@ module.exports = {
   ...baseConfig,
   // One server, one kernel at a time: the machine has 2 cores.
   workers: 1,
+  // Each test's line with its time, in CI too (where Galata's default prints only failures).
+  reporter: [
+    ['list'],
+    ...baseConfig.reporter.filter(([name]) => name !== 'list')
+  ],
   timeout: 120 * 1000,
   expect: { timeout: 30 * 1000 },
   use: {
