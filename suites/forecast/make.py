@@ -273,11 +273,129 @@ for i in range(n):
     },
 ]
 
+# A second blind split, written on 2026-11-28 after the forecast's `while` counters and GPU counters,
+# before the bench ran on any of it; measured once.
+BLIND2 = [
+    {
+        "id": "b2_torch_lstm_loader",
+        "setup": TORCH_MLP
+        + """from torch.utils.data import DataLoader, TensorDataset
+X = torch.randn(3000, 20, 16)
+y = torch.randint(0, 3, (3000,))
+loader = DataLoader(TensorDataset(X, y), batch_size=32, shuffle=True)
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(16, 64, batch_first=True)
+        self.head = nn.Linear(64, 3)
+
+    def forward(self, x):
+        out, _ = self.rnn(x)
+        return self.head(out[:, -1])
+
+model = Tagger()
+opt = torch.optim.Adam(model.parameters(), 1e-3)""",
+        "cell": """losses = []
+for epoch in range(12):
+    for xb, yb in loader:
+        opt.zero_grad()
+        loss = loss_fn(model(xb), yb)
+        loss.backward()
+        opt.step()
+    losses.append(loss.item())""",
+        "note": "an LSTM over a DataLoader of sequences",
+    },
+    {
+        "id": "b2_keras_dense",
+        "setup": """import numpy as np
+import keras
+rng = np.random.default_rng(11)
+X = rng.normal(size=(20000, 32)).astype('float32')
+y = rng.integers(0, 4, 20000)
+model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(128, activation='relu'),
+                          keras.layers.Dense(4, activation='softmax')])
+model.compile('adam', 'sparse_categorical_crossentropy')""",
+        "cell": "model.fit(X, y, epochs=20, batch_size=64, verbose=0)",
+        "note": "Keras fit, 20 epochs of 313 batches",
+    },
+    {
+        "id": "b2_while_countdown",
+        "setup": "remaining = 25_000_000",
+        "cell": """acc = 0
+while remaining > 0:
+    acc += remaining % 7
+    remaining -= 1""",
+        "note": "a while loop counting down to 0 with `>`",
+    },
+    {
+        "id": "b2_apply_rows",
+        "setup": """import numpy as np
+import pandas as pd
+rng = np.random.default_rng(12)
+df = pd.DataFrame({'price': rng.gamma(3.0, 20.0, 500000), 'qty': rng.integers(1, 9, 500000),
+                   'kind': rng.choice(['a', 'b', 'c'], 500000)})
+
+def total(row):
+    rate = 0.2 if row['kind'] == 'a' else 0.1
+    return row['price'] * row['qty'] * (1 + rate)""",
+        "cell": "df['total'] = df.apply(total, axis=1)",
+        "note": "a row-wise apply of a Python function over 500,000 rows",
+    },
+    {
+        "id": "b2_keep_arrays",
+        "setup": """import numpy as np
+rng = np.random.default_rng(13)""",
+        "cell": """kept = []
+for i in range(150):
+    a = rng.normal(size=1_000_000)
+    kept.append(np.sort(a))""",
+        "note": "keeps a sorted 8 MB array per iteration: 1.2 GB",
+    },
+    {
+        "id": "b2_nested_growing",
+        "setup": "n = 7000",
+        "cell": """s = 0
+for i in range(n):
+    for j in range(i):
+        s += (i ^ j) & 1""",
+        "note": "for i in range(n): for j in range(i): the inner length grows",
+    },
+    {
+        "id": "b2_boosting_fit",
+        "setup": """from sklearn.datasets import make_regression
+from sklearn.ensemble import GradientBoostingRegressor
+X, y = make_regression(n_samples=20000, n_features=20, noise=5.0, random_state=14)""",
+        "cell": "gbr = GradientBoostingRegressor(n_estimators=200, random_state=0).fit(X, y)",
+        "note": "a gradient-boosting regressor of 200 trees",
+    },
+    {
+        "id": "b2_word_counts",
+        "setup": """import re
+docs = [f'the model {i % 97} saw batch {i % 13} and the loss fell by {i % 7} points' for i in range(600000)]""",
+        "cell": """counts = {}
+for i, d in enumerate(docs):
+    for w in re.findall(r'[a-z]+', d):
+        counts[w] = counts.get(w, 0) + 1""",
+        "note": "a loop over enumerate() of 600,000 strings, a regex each",
+    },
+    {
+        "id": "b2_oom_float_chunks",
+        "setup": """import numpy as np""",
+        "cell": """chunks = []
+for k in range(300):
+    chunks.append(np.full(16_000_000, float(k)))  # 128 MB each""",
+        "note": "300 x 128 MB = 38 GB on a 24 GB machine: out of memory by arithmetic; never run",
+        "expect_oom": True,
+        "real": False,
+    },
+]
+
 
 def main() -> None:
     out = Path(__file__).with_name("cases.jsonl")
     with out.open("w", encoding="utf-8") as fh:
-        for split, cases in (("dev", DEV), ("blind", BLIND)):
+        for split, cases in (("dev", DEV), ("blind", BLIND), ("blind2", BLIND2)):
             for case in cases:
                 fh.write(
                     json.dumps(
@@ -285,7 +403,7 @@ def main() -> None:
                     )
                     + "\n"
                 )
-    print(f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind")
+    print(f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind, {len(BLIND2)} blind2")
 
 
 if __name__ == "__main__":
