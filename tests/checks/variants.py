@@ -275,8 +275,9 @@ def execute(
             folder = tempfile.TemporaryDirectory()
             job = Path(folder.name)
             (job / "in.json").write_text(json.dumps([asdict(v) for v in batch]))
+            # TMPDIR: the folders variants make (tempfile.mkdtemp) go with the job's, removed after it
             env = dict(os.environ, MPLBACKEND="Agg", CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="3",
-                       PYTHONWARNINGS="ignore", PYTHONPATH=str(ROOT))  # fmt: skip
+                       PYTHONWARNINGS="ignore", PYTHONPATH=str(ROOT), TMPDIR=str(job))  # fmt: skip
             proc = subprocess.Popen(
                 [
                     sys.executable,
