@@ -114,25 +114,41 @@ def _own_time(loops: list[dict[str, Any]], quick: dict[str, Any]) -> list[dict[s
     """The loops with what counting their iterations cost taken off their seconds (the trial's, not the
     real run's): a loop's own iterations', and an outer loop's also those of the inner loops of its
     statement."""
-    each = quick.get("overhead_s")
-    if not isinstance(each, (int, float)) or each <= 0:
+    found = quick.get("overhead")
+    found = found if isinstance(found, dict) else {}
+    cost: dict[str, list[float]] = {}
+    for kind in ("for", "while"):
+        rates = found.get(kind)
+        if isinstance(rates, list) and len(rates) == 2:
+            cost[kind] = rates
+    if "for" not in cost:
         return loops
-    counted = ("for", "while", "comprehension")
-    inner: dict[Any, int] = {}
+    cost["comprehension"] = cost["for"]
+    cost.setdefault("while", cost["for"])
+    inner: dict[Any, float] = {}  # seconds the inner loops' counting cost, by statement
     for loop in loops:
-        if loop.get("kind") in counted and int(loop.get("runs") or 1) > 1:
-            inner[loop.get("stmt")] = inner.get(loop.get("stmt"), 0) + int(loop.get("iterations") or 0)
+        if loop.get("kind") in cost and int(loop.get("runs") or 1) > 1:
+            inner[loop.get("stmt")] = inner.get(loop.get("stmt"), 0.0) + _counting_s(loop, cost[loop["kind"]])
     out = []
     for loop in loops:
-        if loop.get("kind") not in counted or not loop.get("seconds"):
+        if loop.get("kind") not in cost or not loop.get("seconds"):
             out.append(loop)
             continue
-        n = int(loop.get("iterations") or 0)
-        n += inner.get(loop.get("stmt"), 0) if int(loop.get("runs") or 1) == 1 else 0
+        spent = _counting_s(loop, cost[loop["kind"]])
+        spent += inner.get(loop.get("stmt"), 0.0) if int(loop.get("runs") or 1) == 1 else 0.0
         seconds = float(loop["seconds"])
-        own = max(seconds - each * n, 0.1 * seconds)  # never below a tenth: the calibration is a guess too
+        own = max(seconds - spent, 0.1 * seconds)  # never below a tenth: the calibration is a guess too
         out.append({**loop, "seconds": own})
     return out
+
+
+def _counting_s(loop: dict[str, Any], cost: list[float]) -> float:
+    """Seconds counting the loop's iterations cost: each run's first 64 at the first rate, the rest at
+    the second (`cost`, from `loops.Runtime.overhead`)."""
+    runs = max(int(loop.get("runs") or 1), 1)
+    n = int(loop.get("iterations") or 0)
+    first = min(n, runs * 64)
+    return first * float(cost[0]) + (n - first) * float(cost[1])
 
 
 def _left(loop: dict[str, Any]) -> int:

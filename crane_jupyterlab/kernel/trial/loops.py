@@ -9,6 +9,8 @@ Stdlib only.
 from __future__ import annotations
 
 import ast
+import itertools
+import operator
 import re
 import time
 import types
@@ -96,7 +98,8 @@ class Loop:
         return out
 
 
-_OVERHEAD: list[float] = []  # seconds one counted iteration costs, once measured (`overhead_s`)
+_OVERHEAD: dict[str, list[float]] = {}  # seconds one counted iteration costs, once measured (`overhead`)
+_FIRST = operator.itemgetter(0)
 
 
 def resident_kb() -> int:
@@ -207,6 +210,7 @@ class Runtime:
         # while loops that count to a bound: the counter's first values, then the run's length (None:
         # not told)
         self.counted: dict[int, list[float] | int | None] = {}
+        self.counters: dict[int, tuple[Any, str]] = {}  # ... and the reader of counter and bound, the op
         self.sizes: dict[int, list[int | None]] = {}  # lengths of enumerate/zip arguments (`size`)
         self.framed: dict[int, int | None] = {}  # the length of a frame whose rows a loop iterates (`rows`)
         self.filename = ""
@@ -315,6 +319,19 @@ class Runtime:
                 if n >= self.k and (n < 64 or not n & 15) and self.long(started, n, total, first):
                     self._cut(loop)
                     return
+                if n > 64 and n & 15 and gpu is None:
+                    # up to the next check, the items pass through C iterators (zip, islice, count),
+                    # not this frame's code; `count` says how many the loop took, also at its `break`
+                    took, ahead = itertools.count(), 16 - (n & 15)
+                    try:
+                        yield from map(_FIRST, zip(itertools.islice(it, ahead), took))
+                    finally:
+                        got = next(took)
+                        n += got
+                        loop.iterations += got
+                    if got < ahead:
+                        return
+                    continue
                 try:
                     item = next(it)
                 except StopIteration:
@@ -336,29 +353,36 @@ class Runtime:
                 loop.gpu_steady_kb += gpu_steady
                 loop.gpu_peak_kb = max(loop.gpu_peak_kb, gpu_peak)
 
-    def enter(self, lid: int) -> None:
+    def enter(self, lid: int, counted: Any = None, op: str = "") -> None:
+        """The while loop `lid` starts a run. `counted`: where its condition counts a name against a
+        bound (`while i < n`), a function that reads both, and `op` the comparison: the run's length,
+        told from the counter's first steps."""
         loop = self._loop(lid)
         loop.runs += 1
         self.started[lid] = (time.monotonic(), 0)
         self.before[lid] = loop.seconds
         self.counted.pop(lid, None)
+        self.counters[lid] = (counted, op)
         if loop.runs <= 3:
             self.peaks[lid] = (footprint(), loop.grew_kb)
 
-    def stop(self, lid: int, counted: Any = None, op: str = "") -> bool:
-        """Whether the while loop `lid` stops before its next iteration. `counted`: where its condition
-        counts a name against a bound (`while i < n`), a function that reads both, and `op` the
-        comparison: the run's length, told from the counter's first steps."""
+    def stop(self, lid: int) -> bool:
+        """Whether the while loop `lid` stops before its next iteration."""
         loop = self._loop(lid)
         started, n = self.started.get(lid, (time.monotonic(), 0))
         loop.seconds = self.before.get(lid, 0.0) + time.monotonic() - started  # this run's so far
+        if n >= 64 and n & 15:  # past 64 iterations, the checks every 16th: a cheap loop's rate is its own
+            self.started[lid] = (started, n + 1)
+            loop.iterations += 1
+            return False
         if n == 1:
             self.first_at[lid] = time.monotonic()
             if loop.first_s is None:
                 loop.first_s = loop.seconds - self.before.get(lid, 0.0)
+        counted, op = self.counters.get(lid, (None, ""))
         if counted is not None and n <= max(self.k, 2):
             self._count(lid, loop, n, counted, op)
-        if lid in self.peaks and n and n % 16 == 1:  # every 16th iteration: one system call
+        if lid in self.peaks and n and (n == 1 or not n & 15):  # every 16th iteration: one system call
             at, before = self.peaks[lid]
             now_held = footprint()
             loop.grew_kb = before + grew(at, now_held)
@@ -435,26 +459,50 @@ class Runtime:
         loops += [{**v.report(), "earlier": True} for v in self.earlier.values() if v.runs]
         out: dict[str, Any] = {"k": self.k, "loops": loops, "cut": any(v["cut"] for v in loops)}
         if out["cut"]:
-            out["overhead_s"] = self.overhead_s()
+            out["overhead"] = self.overhead()
         if self.skipped:
             out["skipped_asserts"] = self.skipped
         return out
 
-    def overhead_s(self) -> float:
-        """What counting one iteration costs (`_each`, less a bare loop's), measured once per process: a
-        cheap loop's measured rate holds it, and the real run does not (the forecast takes it off)."""
+    def overhead(self) -> dict[str, list[float]]:
+        """Seconds counting one iteration costs, less a bare loop's, by kind ("for", "while"): in a run's
+        first 64 iterations (each one checked) and after them (every 16th), measured once per process on
+        runs of 64 and one long run. A cheap loop's measured rate holds it and the real run does not:
+        the forecast takes it off."""
         if not _OVERHEAD:
-            probe, n = Loop(0, "for"), 4096
+            short, runs, long = 64, 64, 16384
+            probe = Loop(0, "for")
+            probe.runs = 4  # past the runs whose memory is read (an inner loop's thousands of runs)
             started = time.perf_counter()
-            for _ in self._each(probe, iter(range(n)), n):
-                pass
-            counted = time.perf_counter() - started
+            for _ in range(runs):
+                for _ in self._each(probe, iter(range(short)), short):
+                    pass
+            first = time.perf_counter() - started - _bare(runs, short)
             started = time.perf_counter()
-            for _ in range(probe.iterations):
+            for _ in self._each(probe, iter(range(long)), long):
                 pass
-            bare = time.perf_counter() - started
-            _OVERHEAD.append(max(counted - bare, 0.0) / max(probe.iterations, 1))
-        return _OVERHEAD[0]
+            rest = time.perf_counter() - started - _bare(1, long) - first / runs
+            _OVERHEAD["for"] = [max(first / (runs * short), 0.0), max(rest / (long - short), 0.0)]
+            # a while loop that counts to a bound, checked as in the trial, never ending it
+            runtime = Runtime(Plan(), k=self.k, long_s=1e9)
+            started = time.perf_counter()
+            for _ in range(runs):
+                i = 0
+                runtime.enter(0, lambda: (i, short), "<")  # noqa: B023 (reads i as it counts)
+                while i < short:
+                    if runtime.stop(0):
+                        break
+                    i += 1
+            first = time.perf_counter() - started - _bare_while(runs, short)
+            i, started = 0, time.perf_counter()
+            runtime.enter(0, lambda: (i, long), "<")
+            while i < long:
+                if runtime.stop(0):
+                    break
+                i += 1
+            rest = time.perf_counter() - started - _bare_while(1, long) - first / runs
+            _OVERHEAD["while"] = [max(first / (runs * short), 0.0), max(rest / (long - short), 0.0)]
+        return dict(_OVERHEAD)
 
     # -- after a crash ------------------------------------------------------------------------------
 
@@ -531,6 +579,25 @@ class Runtime:
                 counts |= _stored(stmt)
         calls_user = any(_user_function(ns.get(n)) for n in reads)
         return reads & values, reads & counts, calls_user, bool(values)
+
+
+def _bare(runs: int, n: int) -> float:
+    """Seconds `runs` bare for loops of `n` iterations take."""
+    started = time.perf_counter()
+    for _ in range(runs):
+        for _ in range(n):
+            pass
+    return time.perf_counter() - started
+
+
+def _bare_while(runs: int, n: int) -> float:
+    """Seconds `runs` bare while loops counting to `n` take."""
+    started = time.perf_counter()
+    for _ in range(runs):
+        i = 0
+        while i < n:
+            i += 1
+    return time.perf_counter() - started
 
 
 def _number(value: Any) -> float | None:

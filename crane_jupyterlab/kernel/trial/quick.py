@@ -3,8 +3,9 @@
 `rewrite(code_text)` takes the cell as the kernel will compile it (after IPython's transform) and wraps
 the iterable of every `for` loop and comprehension of the cell, and of the functions it defines, in
 `__crane_quick__.each(loop_id, iterable)`; every `while` loop gets `if __crane_quick__.stop(loop_id):
-break` at the top of its body (with a reader of its counter and bound where its condition counts to one,
-`while i < n`, so its length is known after its first steps). At run time (`loops.Runtime`) a loop is cut
+break` at the top of its body and `__crane_quick__.enter(loop_id)` before it (with a reader of its
+counter and bound where its condition counts to one, `while i < n`, so its length is known after its
+first steps). At run time (`loops.Runtime`) a loop is cut
 after its first k iterations only when it is long: its known length (`len`) projects past LONG_S from the
 time those k took, or, length unknown, it has already run LONG_S. Cheap loops (column lists, data
 preparation) run whole, so what follows them sees the state a real run sees. Keras `Model.fit` gets a
@@ -123,16 +124,17 @@ class _Wrap(ast.NodeTransformer):
     def visit_While(self, node: ast.While) -> Any:
         lid = self._add(node, "while")
         self.generic_visit(node)
-        stop = _call("stop", lid, None, node)
+        check = ast.If(test=_call("stop", lid, None, node), body=[ast.Break()], orelse=[])
+        node.body.insert(0, ast.copy_location(check, node))
+        enter = _call("enter", lid, None, node)
         counter = _counter(node.test)
-        if counter is not None:  # `while i < n`: `lambda: (i, n)` and the comparison, to tell its length
+        if counter is not None:  # `while i < n`: `lambda: (i, n)` (made once a run, read at its first
+            # steps) and the comparison, to tell its length
             pair = ast.Tuple(elts=[counter[0], counter[1]], ctx=ast.Load())
             args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
-            stop.args += [ast.Lambda(args=args, body=pair), ast.Constant(value=counter[2])]
-        check = ast.If(test=stop, body=[ast.Break()], orelse=[])
-        node.body.insert(0, ast.copy_location(check, node))
-        enter = ast.copy_location(ast.Expr(value=_call("enter", lid, None, node)), node)
-        return [enter, node]  # statements of its block: the loop's run starts here
+            enter.args += [ast.Lambda(args=args, body=pair), ast.Constant(value=counter[2])]
+        # statements of its block: the loop's run starts here
+        return [ast.copy_location(ast.Expr(value=enter), node), node]
 
     def _comprehension(self, node: Any) -> Any:
         self.generic_visit(node)
