@@ -137,6 +137,17 @@ def test_a_counted_while_loop_that_fits_the_budget_runs_whole(kit: SimpleNamespa
     assert (outcome["status"], loop["cut"], loop["iterations"], loop["total"]) == ("finished", False, 30, 30)
 
 
+def test_a_loop_whose_inner_loop_grows_is_cut_before_the_budget_ends(kit: SimpleNamespace) -> None:
+    # 24.5 million cheap inner iterations, most of them late: projected from its average rate, the
+    # outer loop seemed to fit a 5 s budget and ran whole, to about the budget's end
+    source = "s = 0\nfor i in range(7000):\n    for j in range(i):\n        s += 1"
+    outcome = kit.run_here(source, {}, quick=True, budget_s=5.0)
+    assert outcome["status"] == "finished" and outcome["quick"]["cut"], outcome
+    outer = next(loop for loop in outcome["quick"]["loops"] if loop["line"] == 2)
+    assert outer["cut"] and outer["iterations"] < 3500, outer
+    assert outcome["elapsed_ms"] < 2000
+
+
 def test_a_full_trial_that_times_out_says_how_far_it_got(kit: SimpleNamespace) -> None:
     outcome = kit.run_here(TRAIN, {"EPOCHS": 40}, budget_s=1.0)
     assert outcome["status"] == "timed_out"

@@ -237,12 +237,22 @@ class Runtime:
             loop = self.earlier[lid] = Loop(0, "for")
         return loop
 
-    def long(self, started: float, n: int, total: int | None, first: float = 0.0) -> bool:
+    def long(
+        self,
+        started: float,
+        n: int,
+        total: int | None,
+        first: float = 0.0,
+        mark: tuple[float, int] | None = None,
+    ) -> bool:
         """Whether a loop that ran `n` iterations since `started` (its first one ended at `first`) is
         long enough to cut: what is left of it, projected from its length, would outlast the trial's
         budget (and LONG_S); length unknown, it ran half the budget already. The projection takes the
         faster of the rate with and without the first iteration (warm-up: a first forward pass, a
-        first batch), so a loop that fits in the budget runs whole and the trial sees all of it."""
+        first batch), so a loop that fits in the budget runs whole and the trial sees all of it. Where
+        the iterations since `mark` (the time and count at about half of them) ran clearly slower than
+        those before it (an inner loop that grows with the outer index), the rate is taken to keep
+        growing as it did."""
         now = time.monotonic()
         elapsed = now - started
         left = max(self.long_s, self.deadline - now) if self.deadline else self.long_s
@@ -252,6 +262,13 @@ class Runtime:
             rate = elapsed / max(n, 1)
             if first and n > 1:
                 rate = min(rate, (now - first) / (n - 1))
+            if mark is not None and mark[1] > 0 and n - mark[1] >= 16:
+                early, late = (mark[0] - started) / mark[1], (now - mark[0]) / (n - mark[1])
+                if late > 1.25 * early:  # their centres are n/2 apart
+                    slope = (late - early) / (n / 2)
+                    at_n = late + slope * (n - mark[1]) / 2
+                    rest = total - n
+                    return at_n * rest + slope * rest * rest / 2 > left
             return rate * (total - n) > left
         return elapsed > max(self.long_s, 0.5 * self.budget_s)
 
@@ -300,6 +317,7 @@ class Runtime:
 
     def _each(self, loop: Loop, it: Iterator[Any], total: int | None) -> Iterator[Any]:
         started, n, first = time.monotonic(), 0, 0.0
+        mark = (started, 0)  # the time at about half the iterations so far, and their count
         # an inner loop's thousands of runs: its outer loop's growth says it
         at_start = footprint() if loop.runs <= 3 else None
         gpu = cudamemory.Iterations.here() if at_start else None
@@ -316,9 +334,12 @@ class Runtime:
                 # Decided before the next item is taken: a cut loop never runs its producer once more.
                 # Past 64 iterations, every 16th: a cheap loop's own rate is not the checks' (a clock
                 # read per iteration doubled a 0.1 us inner loop's).
-                if n >= self.k and (n < 64 or not n & 15) and self.long(started, n, total, first):
-                    self._cut(loop)
-                    return
+                if n >= self.k and (n < 64 or not n & 15):
+                    if self.long(started, n, total, first, mark):
+                        self._cut(loop)
+                        return
+                    if n >= 2 * mark[1] and n >= 32:
+                        mark = (time.monotonic(), n)
                 if n > 64 and n & 15 and gpu is None:
                     # up to the next check, the items pass through C iterators (zip, islice, count),
                     # not this frame's code; `count` says how many the loop took, also at its `break`
