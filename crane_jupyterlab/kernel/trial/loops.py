@@ -488,41 +488,17 @@ class Runtime:
     def overhead(self) -> dict[str, list[float]]:
         """Seconds counting one iteration costs, less a bare loop's, by kind ("for", "while"): in a run's
         first 64 iterations (each one checked) and after them (every 16th), measured once per process on
-        runs of 64 and one long run. A cheap loop's measured rate holds it and the real run does not:
-        the forecast takes it off."""
+        runs of 64 and one long run, as a cell's own loops run (the rewritten code at a module's top
+        level, its names global). A cheap loop's measured rate holds it and the real run does not: the
+        forecast takes it off."""
         if not _OVERHEAD:
-            short, runs, long = 64, 64, 16384
-            probe = Loop(0, "for")
-            probe.runs = 4  # past the runs whose memory is read (an inner loop's thousands of runs)
-            started = time.perf_counter()
-            for _ in range(runs):
-                for _ in self._each(probe, iter(range(short)), short):
-                    pass
-            first = time.perf_counter() - started - _bare(runs, short)
-            started = time.perf_counter()
-            for _ in self._each(probe, iter(range(long)), long):
-                pass
-            rest = time.perf_counter() - started - _bare(1, long) - first / runs
-            _OVERHEAD["for"] = [max(first / (runs * short), 0.0), max(rest / (long - short), 0.0)]
-            # a while loop that counts to a bound, checked as in the trial, never ending it
-            runtime = Runtime(Plan(), k=self.k, long_s=1e9)
-            started = time.perf_counter()
-            for _ in range(runs):
-                i = 0
-                runtime.enter(0, lambda: (i, short), "<")  # noqa: B023 (reads i as it counts)
-                while i < short:
-                    if runtime.stop(0):
-                        break
-                    i += 1
-            first = time.perf_counter() - started - _bare_while(runs, short)
-            i, started = 0, time.perf_counter()
-            runtime.enter(0, lambda: (i, long), "<")
-            while i < long:
-                if runtime.stop(0):
-                    break
-                i += 1
-            rest = time.perf_counter() - started - _bare_while(1, long) - first / runs
-            _OVERHEAD["while"] = [max(first / (runs * short), 0.0), max(rest / (long - short), 0.0)]
+            runtime = Runtime(Plan(), k=self.k, long_s=1e9)  # checks as in the trial, none ends a loop
+            runtime._loop(0).runs = 3  # past the runs whose memory is read (an inner loop's many runs)
+            for kind, (counted, bare) in _CALIBRATION.items():
+                short, runs, long = 64, 64, 16384
+                first = _timed(counted, runtime, runs, short) - _timed(bare, runtime, runs, short)
+                rest = _timed(counted, runtime, 1, long) - _timed(bare, runtime, 1, long) - first / runs
+                _OVERHEAD[kind] = [max(first / (runs * short), 0.0), max(rest / (long - short), 0.0)]
         return dict(_OVERHEAD)
 
     # -- after a crash ------------------------------------------------------------------------------
@@ -602,22 +578,26 @@ class Runtime:
         return reads & values, reads & counts, calls_user, bool(values)
 
 
-def _bare(runs: int, n: int) -> float:
-    """Seconds `runs` bare for loops of `n` iterations take."""
-    started = time.perf_counter()
-    for _ in range(runs):
-        for _ in range(n):
-            pass
-    return time.perf_counter() - started
+# Loops as `quick.rewrite` makes a cell's (and as they are bare), to time what counting costs.
+_CALIBRATION = {
+    "for": (
+        "for _r in range(runs):\n    for _ in __crane_quick__.each(0, range(n)):\n        pass\n",
+        "for _r in range(runs):\n    for _ in range(n):\n        pass\n",
+    ),
+    "while": (
+        "for _r in range(runs):\n    i = 0\n    __crane_quick__.enter(1, lambda: (i, n), '<')\n"
+        "    while i < n:\n        if __crane_quick__.stop(1):\n            break\n        i += 1\n",
+        "for _r in range(runs):\n    i = 0\n    while i < n:\n        i += 1\n",
+    ),
+}
 
 
-def _bare_while(runs: int, n: int) -> float:
-    """Seconds `runs` bare while loops counting to `n` take."""
+def _timed(code: str, runtime: Runtime, runs: int, n: int) -> float:
+    """Seconds `code` takes at a module's top level, with `runs` and `n` and the runtime as globals."""
+    compiled = compile(code, "<crane-calibration>", "exec")
+    namespace = {"__crane_quick__": runtime, "runs": runs, "n": n}
     started = time.perf_counter()
-    for _ in range(runs):
-        i = 0
-        while i < n:
-            i += 1
+    exec(compiled, namespace)
     return time.perf_counter() - started
 
 
