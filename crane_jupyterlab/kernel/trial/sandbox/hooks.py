@@ -49,6 +49,7 @@ class Guard:
         # process group, which ends with it): shell commands and subprocesses run; without it they are
         # refused here.
         self.processes = os_layer and processes
+        self.pid = os.getpid()  # the trial's own process (a process the cell forks inherits this hook)
         self.refusals: list[str] = []
         self.active = False
         # The control socket, on which the kernel's supervisor sends a byte per refusal (watch.py)
@@ -73,6 +74,8 @@ class Guard:
         handler = _HANDLERS.get(event)
         if handler is None or (self.processes and event in _PROCESS_EVENTS):
             return
+        if event == "os.exec" and self.processes and os.getpid() != self.pid:
+            return  # a process the cell forked runs its program, under the same OS layers, as it would
         self.active = False  # our own checks raise audit events too
         try:
             reason = handler(self, args)
