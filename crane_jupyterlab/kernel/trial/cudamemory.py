@@ -25,19 +25,11 @@ class Counters:
 
     def allocated(self) -> int:
         """Bytes of the tensors alive now."""
-        torch = _cuda()
-        try:
-            return int(torch.cuda.memory_allocated(_device(torch))) if torch is not None else 0
-        except Exception:
-            return 0
+        return _count("memory_allocated")
 
     def peak(self) -> int:
         """The most bytes allocated at once since the last `reset_peak`."""
-        torch = _cuda()
-        try:
-            return int(torch.cuda.max_memory_allocated(_device(torch))) if torch is not None else 0
-        except Exception:
-            return 0
+        return _count("max_memory_allocated")
 
     def reset_peak(self) -> None:
         torch = _cuda()
@@ -71,6 +63,15 @@ def _cuda() -> Any:
         return torch if torch.cuda.is_initialized() else None
     except Exception:
         return None
+
+
+def _count(counter: str) -> int:
+    """One of torch.cuda's byte counters of the counted device; 0 without CUDA here."""
+    torch = _cuda()
+    try:
+        return int(getattr(torch.cuda, counter)(_device(torch))) if torch is not None else 0
+    except Exception:
+        return 0
 
 
 _DEVICE: list[int] = []  # the device chosen, once per process

@@ -390,8 +390,9 @@ class Runtime:
     def stop(self, lid: int) -> bool:
         """Whether the while loop `lid` stops before its next iteration."""
         loop = self._loop(lid)
-        started, n = self.started.get(lid, (time.monotonic(), 0))
-        loop.seconds = self.before.get(lid, 0.0) + time.monotonic() - started  # this run's so far
+        now = time.monotonic()
+        started, n = self.started.get(lid) or (now, 0)  # one clock read an iteration, not two
+        loop.seconds = self.before.get(lid, 0.0) + now - started  # this run's so far
         if n >= 64 and n & 15:  # past 64 iterations, the checks every 16th: a cheap loop's rate is its own
             self.started[lid] = (started, n + 1)
             loop.iterations += 1
