@@ -66,6 +66,24 @@ def test_an_outer_loop_whose_inner_loop_grows_or_shrinks_is_projected_by_its_inn
     )
 
 
+def test_what_counting_cost_the_trial_is_taken_off_a_loop_s_time() -> None:
+    # an outer loop cut after 1,000 of 100,000 iterations, its inner loop of 8 run 1,000 times, in 0.5 s;
+    # the trial's counting: 1 us a run's start and end, 0.2 us an iteration among its first 64, 0.05 us after
+    cost = {"for": [1e-6, 2e-7, 5e-8]}
+    outer = cut(iterations=1000, total=100_000, seconds=0.5)
+    inner = {"line": 3, "kind": "for", "runs": 1000, "cut": False, "stmt": 1, "iterations": 8000, "total": 8,
+             "seconds": 0.45}  # fmt: skip
+    done = {"status": "finished", "elapsed_ms": 500.0}
+    counted = forecast.build({**done, "quick": {"loops": [outer, inner]}}, 0)
+    own = forecast.build({**done, "quick": {"loops": [outer, inner], "overhead": cost}}, 0)
+    assert counted is not None and own is not None
+    # the outer loop's 0.5 s less its own counting (1 us + 64 x 0.2 us + 936 x 0.05 us) and its inner
+    # loop's, mostly starts (1,000 x 1 us + 8,000 x 0.2 us): 0.4975 s, a 0.5 % part of the whole
+    spent = (1e-6 + 64 * 2e-7 + 936 * 5e-8) + (1000 * 1e-6 + 8000 * 2e-7)
+    assert own["seconds"] == pytest.approx(0.5 + (0.5 - spent) / 1000 * 99_000, rel=0.002)
+    assert counted["seconds"] - own["seconds"] == pytest.approx(spent * 99, rel=0.02)
+
+
 def test_a_sampled_library_call_is_projected_from_its_timed_sizes() -> None:
     fit = cut(kind="fit", iterations=1600, total=20000, seconds=0.5, whole_s=12.0, whole_high_s=12.0)
     ahead = forecast.build({"status": "finished", "elapsed_ms": 800.0, "quick": {"loops": [fit]}}, 0)

@@ -3,6 +3,7 @@ how a crash relates to the cut; a full trial that runs out of time says how far 
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -152,6 +153,31 @@ def test_a_loop_whose_iterations_grow_is_projected_as_growing(monkeypatch: pytes
     assert runtime.long(now - 1.0, 1000, 7000, 0.0, growing)
     # a loop slowing a little (noise, not growth) keeps its average rate
     assert not runtime.long(now - 1.0, 1000, 7000, 0.0, (now - 0.55, 500))
+
+
+def test_reading_memory_is_off_a_loop_s_clock_and_a_while_loop_spaces_its_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # malloc's counters are slow to read in a heap of many freed blocks (`mallinfo2` walks them): 20 ms
+    reads: list[float] = []
+
+    def slow_malloc_kb() -> int:
+        reads.append(time.monotonic())
+        time.sleep(0.02)
+        return 0
+
+    monkeypatch.setattr(loops, "malloc_kb", slow_malloc_kb)
+    rewritten = quick.rewrite("i = 0\nwhile i < 3000:\n    i += 1\nfor j in range(3000):\n    pass", "<cell>")
+    assert rewritten is not None
+    tree, plan = rewritten
+    runtime = quick.Runtime(plan, k=2, long_s=60.0)
+    exec(compile(tree, "<cell>", "exec"), {quick.NAME: runtime})
+    counted, each = runtime.report()["loops"]
+    assert counted["iterations"] == each["iterations"] == 3000
+    # 3,000 iterations of nothing take a few ms; each loop read its memory at least twice (20 ms each)
+    assert counted["seconds"] < 0.015 and each["seconds"] < 0.015, (counted, each)
+    # every 16th iteration would have been 187 reads (3.7 s); spaced by their cost, the first ones only
+    assert len(reads) <= 6, len(reads)
 
 
 def test_a_full_trial_that_times_out_says_how_far_it_got(kit: SimpleNamespace) -> None:

@@ -119,7 +119,7 @@ def _own_time(loops: list[dict[str, Any]], quick: dict[str, Any]) -> list[dict[s
     cost: dict[str, list[float]] = {}
     for kind in ("for", "while"):
         rates = found.get(kind)
-        if isinstance(rates, list) and len(rates) == 2:
+        if isinstance(rates, list) and len(rates) == 3:
             cost[kind] = rates
     if "for" not in cost:
         return loops
@@ -143,12 +143,13 @@ def _own_time(loops: list[dict[str, Any]], quick: dict[str, Any]) -> list[dict[s
 
 
 def _counting_s(loop: dict[str, Any], cost: list[float]) -> float:
-    """Seconds counting the loop's iterations cost: each run's first 64 at the first rate, the rest at
-    the second (`cost`, from `loops.Runtime.overhead`)."""
+    """Seconds counting the loop cost: each run's start and end, its first 64 iterations at the first
+    rate, the rest at the second (`cost`, from `loops.Runtime.overhead`): an inner loop of 8 iterations
+    run 600,000 times is mostly starts."""
     runs = max(int(loop.get("runs") or 1), 1)
     n = int(loop.get("iterations") or 0)
     first = min(n, runs * 64)
-    return first * float(cost[0]) + (n - first) * float(cost[1])
+    return runs * float(cost[0]) + first * float(cost[1]) + (n - first) * float(cost[2])
 
 
 def _left(loop: dict[str, Any]) -> int:

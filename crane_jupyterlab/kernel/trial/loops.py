@@ -26,6 +26,9 @@ LONG_S = 0.5  # a loop projected to run longer than this is cut after its first 
 # rate is then measured over more than two cold iterations (pandas' first .iloc, a first allocation).
 SETTLE_S = 0.25
 PROGRESS_S = 0.5  # a full trial tells the kernel how far it got at most this often
+# A while loop reads its memory every 16th iteration, no sooner than this many times the last read's
+# cost after it: the reads take at most about 3 % of the loop's time however slow malloc's are.
+READ_SPACING = 32
 NEVER = 1 << 62  # k of a full trial: nothing is cut
 
 
@@ -202,10 +205,13 @@ class Runtime:
         # cut depends on it.
         self.earlier: dict[int, Loop] = {}
         self.fits: list[Loop] = []  # Keras fit calls
-        self.started: dict[int, tuple[float, int]] = {}  # while loops: their run's start and count
-        self.before: dict[int, float] = {}  # while loops: the seconds of their earlier runs
+        self.started: dict[int, float] = {}  # while loops: their run's start
+        self.count: dict[int, int] = {}  # ... the iterations it began
+        self.before: dict[int, float] = {}  # ... the seconds of their earlier runs
+        self.done: dict[int, int] = {}  # ... and their iterations
         self.peaks: dict[int, tuple[tuple[int, int], int]] = {}  # while loops: memory at their run's start
         self.firsts: dict[int, tuple[tuple[int, int], int]] = {}  # ... and after its first iteration
+        self.read_at: dict[int, tuple[float, float]] = {}  # ... and when the last read ended, its seconds
         self.first_at: dict[int, float] = {}  # while loops: when their run's first iteration ended
         # while loops that count to a bound: the counter's first values, then the run's length (None:
         # not told)
@@ -221,6 +227,22 @@ class Runtime:
         self.skipped: list[int] = []  # lines of the cell's asserts passed over (see `skip`)
         self.globals: set[str] = set()  # names the functions of sampled library calls use (libcalls)
         self.sent = time.monotonic()
+        self.reading_s = 0.0  # seconds spent reading memory (`_footprint`), off the loops' clock
+
+    def clock(self) -> float:
+        """The loops' clock: monotonic seconds less those the runtime spent reading memory, so a loop's
+        time (and its outer loops') is its own."""
+        return time.monotonic() - self.reading_s
+
+    def _footprint(self) -> tuple[tuple[int, int], float]:
+        """`footprint()` and the seconds reading it took. Not cheap: glibc's `mallinfo2` walks every free
+        chunk of malloc's heap (7 us in a kernel that imported torch, 24 ms in a heap of 100,000 freed
+        blocks): the loops' clock leaves the reads out, and a while loop spaces them by their cost."""
+        started = time.monotonic()
+        held = footprint()
+        spent = time.monotonic() - started
+        self.reading_s += spent
+        return held, spent
 
     def _cut(self, loop: Loop) -> None:
         loop.cut = True
@@ -244,6 +266,7 @@ class Runtime:
         total: int | None,
         first: float = 0.0,
         mark: tuple[float, int] | None = None,
+        now: float | None = None,
     ) -> bool:
         """Whether a loop that ran `n` iterations since `started` (its first one ended at `first`) is
         long enough to cut: what is left of it, projected from its length, would outlast the trial's
@@ -252,10 +275,10 @@ class Runtime:
         first batch), so a loop that fits in the budget runs whole and the trial sees all of it. Where
         the iterations since `mark` (the time and count at about half of them) ran clearly slower than
         those before it (an inner loop that grows with the outer index), the rate is taken to keep
-        growing as it did."""
-        now = time.monotonic()
+        growing as it did. `now`: the time on the clock `started` was read from (monotonic by default)."""
+        now = time.monotonic() if now is None else now
         elapsed = now - started
-        left = max(self.long_s, self.deadline - now) if self.deadline else self.long_s
+        left = self.left(time.monotonic())
         if total is not None:
             if elapsed < min(SETTLE_S, 0.1 * left):
                 return False  # a fast loop's first iterations (cold caches) say little of its rate
@@ -316,30 +339,31 @@ class Runtime:
         return self._each(loop, iter(iterable), total)
 
     def _each(self, loop: Loop, it: Iterator[Any], total: int | None) -> Iterator[Any]:
-        started, n, first = time.monotonic(), 0, 0.0
-        mark = (started, 0)  # the time at about half the iterations so far, and their count
-        # an inner loop's thousands of runs: its outer loop's growth says it
-        at_start = footprint() if loop.runs <= 3 else None
+        # an inner loop's thousands of runs: its outer loop's growth says it. Read before the clock
+        # starts: reading memory is the trial's cost, not the loop's.
+        at_start = self._footprint()[0] if loop.runs <= 3 else None
         gpu = cudamemory.Iterations.here() if at_start else None
         after_first = None
+        started, n, first = self.clock(), 0, 0.0
+        mark = (started, 0)  # the time at about half the iterations so far, and their count
         try:
             while True:
                 if gpu is not None:
                     gpu.next(n)
                 if n == 1:
-                    first = time.monotonic()
+                    first = self.clock()
                     if loop.first_s is None:
                         loop.first_s = first - started
-                    after_first = footprint() if at_start else None
+                    after_first = self._footprint()[0] if at_start else None
                 # Decided before the next item is taken: a cut loop never runs its producer once more.
                 # Past 64 iterations, every 16th: a cheap loop's own rate is not the checks' (a clock
                 # read per iteration doubled a 0.1 us inner loop's).
                 if n >= self.k and (n < 64 or not n & 15):
-                    if self.long(started, n, total, first, mark):
+                    if self.long(started, n, total, first, mark, self.clock()):
                         self._cut(loop)
                         return
                     if n >= 2 * mark[1] and n >= 32:
-                        mark = (time.monotonic(), n)
+                        mark = (self.clock(), n)
                 if n > 64 and n & 15 and gpu is None:
                     # up to the next check, the items pass through C iterators (zip, islice, count),
                     # not this frame's code; `count` says how many the loop took, also at its `break`
@@ -363,9 +387,9 @@ class Runtime:
                     self.progress()
                 yield item
         finally:  # its end, its cut, a `break` or a crash in its body (the generator is closed)
-            loop.seconds += time.monotonic() - started
+            loop.seconds += self.clock() - started
             if at_start:
-                end = footprint()
+                end = self._footprint()[0]
                 loop.grew_kb += grew(at_start, end)
                 loop.steady_kb += grew(after_first, end) if after_first else 0
             if gpu is not None:
@@ -380,49 +404,77 @@ class Runtime:
         told from the counter's first steps."""
         loop = self._loop(lid)
         loop.runs += 1
-        self.started[lid] = (time.monotonic(), 0)
-        self.before[lid] = loop.seconds
+        if loop.runs <= 3:  # read before its clock starts
+            self.peaks[lid] = (self._footprint()[0], loop.grew_kb)
+            self.read_at[lid] = (0.0, 0.0)
+        else:  # as a `for` loop's: an inner loop's many runs, its outer loop's growth says it
+            self.peaks.pop(lid, None)
+            self.firsts.pop(lid, None)
+        self.started[lid], self.count[lid] = self.clock(), 0
+        self.before[lid], self.done[lid] = loop.seconds, loop.iterations
         self.counted.pop(lid, None)
         self.counters[lid] = (counted, op)
-        if loop.runs <= 3:
-            self.peaks[lid] = (footprint(), loop.grew_kb)
 
     def stop(self, lid: int) -> bool:
-        """Whether the while loop `lid` stops before its next iteration."""
-        loop = self._loop(lid)
-        now = time.monotonic()
-        started, n = self.started.get(lid) or (now, 0)  # one clock read an iteration, not two
-        loop.seconds = self.before.get(lid, 0.0) + now - started  # this run's so far
-        if n >= 64 and n & 15:  # past 64 iterations, the checks every 16th: a cheap loop's rate is its own
-            self.started[lid] = (started, n + 1)
-            loop.iterations += 1
+        """Whether the while loop `lid` stops before its next iteration. Past 64 iterations it is checked
+        every 16th: between, one count and no clock (a cheap loop's rate is its own; `leave` reads the
+        clock when the run ends)."""
+        n = self.count[lid]
+        if n >= 64 and n & 15:
+            self.count[lid] = n + 1
             return False
+        return self._check(lid, n)
+
+    def _check(self, lid: int, n: int) -> bool:
+        loop = self._loop(lid)
+        now = self.clock()
+        started = self.started[lid]
+        loop.seconds = self.before[lid] + now - started  # this run's so far
+        loop.iterations = self.done[lid] + n
         if n == 1:
-            self.first_at[lid] = time.monotonic()
+            self.first_at[lid] = now
             if loop.first_s is None:
-                loop.first_s = loop.seconds - self.before.get(lid, 0.0)
+                loop.first_s = now - started
         counted, op = self.counters.get(lid, (None, ""))
         if counted is not None and n <= max(self.k, 2):
             self._count(lid, loop, n, counted, op)
-        if lid in self.peaks and n and (n == 1 or not n & 15):  # every 16th iteration: one system call
-            at, before = self.peaks[lid]
-            now_held = footprint()
-            loop.grew_kb = before + grew(at, now_held)
-            if n == 1:
-                self.firsts[lid] = (now_held, loop.steady_kb)
-            elif lid in self.firsts:
-                at_first, steady = self.firsts[lid]
-                loop.steady_kb = steady + grew(at_first, now_held)
+        if lid in self.peaks and n and (n == 1 or not n & 15):  # every 16th iteration, spaced by cost
+            last, cost = self.read_at[lid]
+            if n == 1 or now - last >= READ_SPACING * cost:
+                self._read(lid, loop, n)
         total = self.counted.get(lid)
         if n >= self.k and self.long(started, n, total if isinstance(total, int) else None,
-                                     self.first_at.get(lid, 0.0) if n > 1 else 0.0):  # fmt: skip
+                                     self.first_at.get(lid, 0.0) if n > 1 else 0.0, None,
+                                     self.clock()):  # fmt: skip
+            if lid in self.peaks and n > 1:  # its growth up to the cut, whatever the spacing skipped
+                self._read(lid, loop, n)
             self._cut(loop)
             return True
-        self.started[lid] = (started, n + 1)
-        loop.iterations += 1
+        self.count[lid] = n + 1
         if self.writer >= 0 and time.monotonic() - self.sent > PROGRESS_S:
             self.progress()
         return False
+
+    def leave(self, lid: int) -> None:
+        """The while loop `lid`'s run ended (its condition, a `break`, a `return`, a crash, a cut): its
+        seconds and iterations as they stand."""
+        if lid in self.started:
+            loop = self._loop(lid)
+            loop.seconds = self.before[lid] + self.clock() - self.started[lid]
+            loop.iterations = self.done[lid] + self.count[lid]
+
+    def _read(self, lid: int, loop: Loop, n: int) -> None:
+        """Note the while loop's memory growth since its run began (and since its first iteration) at
+        iteration `n`, and when (on the loops' clock) and how long the read took."""
+        at, before = self.peaks[lid]
+        now_held, spent = self._footprint()
+        self.read_at[lid] = (self.clock(), spent)
+        loop.grew_kb = before + grew(at, now_held)
+        if n == 1:
+            self.firsts[lid] = (now_held, loop.steady_kb)
+        elif lid in self.firsts:
+            at_first, steady = self.firsts[lid]
+            loop.steady_kb = steady + grew(at_first, now_held)
 
     def _count(self, lid: int, loop: Loop, n: int, counted: Any, op: str) -> None:
         """Note the counter at the run's first steps; once `max(k, 2)` iterations ran, the run's length
@@ -487,19 +539,24 @@ class Runtime:
         return out
 
     def overhead(self) -> dict[str, list[float]]:
-        """Seconds counting one iteration costs, less a bare loop's, by kind ("for", "while"): in a run's
-        first 64 iterations (each one checked) and after them (every 16th), measured once per process on
-        runs of 64 and one long run, as a cell's own loops run (the rewritten code at a module's top
-        level, its names global). A cheap loop's measured rate holds it and the real run does not: the
-        forecast takes it off."""
+        """Seconds counting costs, less a bare loop's, by kind ("for", "while"): [a run's start and end, an
+        iteration among a run's first 64 (each one checked), one after them (every 16th)]. Measured once
+        per process, as a cell's own loops run (the rewritten code at a module's top level, its names
+        global): runs of 64 and of 4 iterations tell the first two apart, one long run the third. A
+        cheap loop's measured rate holds them and the real run does not: the forecast takes them off."""
         if not _OVERHEAD:
             runtime = Runtime(Plan(), k=self.k, long_s=1e9)  # checks as in the trial, none ends a loop
-            runtime._loop(0).runs = 3  # past the runs whose memory is read (an inner loop's many runs)
+            # past the runs whose memory is read (an inner loop's many runs): the reads are off the clock
+            runtime._loop(0).runs = runtime._loop(1).runs = 3
             for kind, (counted, bare) in _CALIBRATION.items():
-                short, runs, long = 64, 64, 16384
-                first = _timed(counted, runtime, runs, short) - _timed(bare, runtime, runs, short)
-                rest = _timed(counted, runtime, 1, long) - _timed(bare, runtime, 1, long) - first / runs
-                _OVERHEAD[kind] = [max(first / (runs * short), 0.0), max(rest / (long - short), 0.0)]
+                short, runs, tiny, many, long = 64, 64, 4, 256, 8192
+
+                of_short = _extra(counted, bare, runtime, runs, short)
+                of_tiny = _extra(counted, bare, runtime, many, tiny)
+                first = max((of_short - of_tiny) / (short - tiny), 0.0)
+                start = max(of_tiny - tiny * first, 0.0)
+                rest = _extra(counted, bare, runtime, 1, long) - of_short
+                _OVERHEAD[kind] = [start, first, max(rest / (long - short), 0.0)]
         return dict(_OVERHEAD)
 
     # -- after a crash ------------------------------------------------------------------------------
@@ -586,11 +643,17 @@ _CALIBRATION = {
         "for _r in range(runs):\n    for _ in range(n):\n        pass\n",
     ),
     "while": (
-        "for _r in range(runs):\n    i = 0\n    __crane_quick__.enter(1, lambda: (i, n), '<')\n"
-        "    while i < n:\n        if __crane_quick__.stop(1):\n            break\n        i += 1\n",
+        "for _r in range(runs):\n    i = 0\n    __crane_quick__.enter(1, lambda: (i, n), '<')\n    try:\n"
+        "        while i < n:\n            if __crane_quick__.stop(1):\n                break\n"
+        "            i += 1\n    finally:\n        __crane_quick__.leave(1)\n",
         "for _r in range(runs):\n    i = 0\n    while i < n:\n        i += 1\n",
     ),
 }
+
+
+def _extra(counted: str, bare: str, runtime: Runtime, runs: int, n: int) -> float:
+    """Seconds counting added to each of `runs` runs of `n` iterations."""
+    return (_timed(counted, runtime, runs, n) - _timed(bare, runtime, runs, n)) / runs
 
 
 def _timed(code: str, runtime: Runtime, runs: int, n: int) -> float:

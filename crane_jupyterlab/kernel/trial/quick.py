@@ -3,14 +3,14 @@
 `rewrite(code_text)` takes the cell as the kernel will compile it (after IPython's transform) and wraps
 the iterable of every `for` loop and comprehension of the cell, and of the functions it defines, in
 `__crane_quick__.each(loop_id, iterable)`; every `while` loop gets `if __crane_quick__.stop(loop_id):
-break` at the top of its body and `__crane_quick__.enter(loop_id)` before it (with a reader of its
+break` at the top of its body, `__crane_quick__.enter(loop_id)` before it (with a reader of its
 counter and bound where its condition counts to one, `while i < n`, so its length is known after its
-first steps). At run time (`loops.Runtime`) a loop is cut
-after its first k iterations only when it is long: its known length (`len`) projects past LONG_S from the
-time those k took, or, length unknown, it has already run LONG_S. Cheap loops (column lists, data
-preparation) run whole, so what follows them sees the state a real run sees. Keras `Model.fit` gets a
-callback that stops training after k epochs by the same rule (`kerasfit.py`). A DataLoader, a generator
-or a tf.data dataset iterated by a `for` loop is cut like any iterable.
+first steps) and `__crane_quick__.leave(loop_id)` in a `finally` around it. At run time (`loops.Runtime`)
+a loop is cut after its first k iterations only when it is long: its known length (`len`) projects past
+LONG_S from the time those k took, or, length unknown, it has already run LONG_S. Cheap loops (column
+lists, data preparation) run whole, so what follows them sees the state a real run sees. Keras
+`Model.fit` gets a callback that stops training after k epochs by the same rule (`kerasfit.py`). A
+DataLoader, a generator or a tf.data dataset iterated by a `for` loop is cut like any iterable.
 
 Each loop records how many iterations ran, whether it was cut and its length when known. After a crash,
 `judge` tells whether the crash depends on how many iterations ran:
@@ -133,8 +133,10 @@ class _Wrap(ast.NodeTransformer):
             pair = ast.Tuple(elts=[counter[0], counter[1]], ctx=ast.Load())
             args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
             enter.args += [ast.Lambda(args=args, body=pair), ast.Constant(value=counter[2])]
-        # statements of its block: the loop's run starts here
-        return [ast.copy_location(ast.Expr(value=enter), node), node]
+        # statements of its block: the loop's run starts here, and however it ends, `leave` reads its clock
+        leave = ast.copy_location(ast.Expr(value=_call("leave", lid, None, node)), node)
+        guarded = ast.copy_location(ast.Try(body=[node], handlers=[], orelse=[], finalbody=[leave]), node)
+        return [ast.copy_location(ast.Expr(value=enter), node), guarded]
 
     def _comprehension(self, node: Any) -> Any:
         self.generic_visit(node)
