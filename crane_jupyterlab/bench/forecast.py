@@ -46,7 +46,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--suite", type=Path, default=DEFAULT_SUITE, help="the cases (JSONL)")
-    p.add_argument("--split", choices=("dev", "blind", "blind2", "all"), default="dev", help="default: dev")
+    p.add_argument(
+        "--split", choices=("dev", "blind", "blind2", "blind3", "all"), default="dev", help="default: dev"
+    )
     p.add_argument("--out", type=Path, help="write one JSON row per case here (JSONL)")
     p.add_argument("--only", action="append", default=[], metavar="ID", help="only this case (repeatable)")
     p.add_argument(

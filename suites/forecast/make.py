@@ -392,10 +392,124 @@ for k in range(300):
 ]
 
 
+# A third blind split, written on 2026-11-29 after memory reads left the loops' clock, `while` loops were
+# counted with no clock between their checks and the trial's counting cost a run's start apart: not run
+# before its one measured run.
+BLIND3 = [
+    {
+        "id": "b3_torch_conv_loader",
+        "setup": TORCH_MLP
+        + """from torch.utils.data import DataLoader, TensorDataset
+X = torch.randn(4000, 1, 28, 28)
+y = torch.randint(0, 10, (4000,))
+loader = DataLoader(TensorDataset(X, y), batch_size=64, shuffle=True)
+net = nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 13 * 13, 10))
+opt = torch.optim.SGD(net.parameters(), lr=0.05)""",
+        "cell": """for epoch in range(6):
+    for xb, yb in loader:
+        opt.zero_grad()
+        loss_fn(net(xb), yb).backward()
+        opt.step()""",
+        "note": "a small convolutional net over a DataLoader of images, 6 epochs of 63 batches",
+    },
+    {
+        "id": "b3_torch_manual_batches",
+        "setup": """import torch
+from torch import nn
+torch.manual_seed(3)
+X = torch.randn(60000, 32)
+y = X @ torch.randn(32, 1) + 0.1 * torch.randn(60000, 1)
+reg = nn.Sequential(nn.Linear(32, 128), nn.Tanh(), nn.Linear(128, 1))
+opt = torch.optim.Adam(reg.parameters(), 1e-3)""",
+        "cell": """bs = 256
+for epoch in range(8):
+    perm = torch.randperm(len(X))
+    for start in range(0, len(X), bs):
+        idx = perm[start:start + bs]
+        opt.zero_grad()
+        loss = ((reg(X[idx]) - y[idx]) ** 2).mean()
+        loss.backward()
+        opt.step()""",
+        "note": "regression over shuffled index slices with range(0, len(X), bs), 8 epochs",
+    },
+    {
+        "id": "b3_keras_wide",
+        "setup": """import numpy as np
+import keras
+rng = np.random.default_rng(21)
+X = rng.normal(size=(30000, 64)).astype('float32')
+y = (X[:, 0] > 0).astype('float32')
+model = keras.Sequential([keras.Input((64,)), keras.layers.Dense(256, activation='relu'),
+                          keras.layers.Dropout(0.2), keras.layers.Dense(1, activation='sigmoid')])
+model.compile('rmsprop', 'binary_crossentropy')""",
+        "cell": "model.fit(X, y, epochs=12, batch_size=128, verbose=0)",
+        "note": "Keras fit, 12 epochs of 235 batches, with dropout",
+    },
+    {
+        "id": "b3_random_search",
+        "setup": """from sklearn.datasets import make_classification
+from sklearn.model_selection import RandomizedSearchCV
+from sklearn.tree import DecisionTreeClassifier
+X, y = make_classification(n_samples=12000, n_features=30, random_state=5)""",
+        "cell": """search = RandomizedSearchCV(DecisionTreeClassifier(random_state=0),
+                            {'max_depth': list(range(2, 30)), 'min_samples_leaf': [1, 2, 5, 10, 20]},
+                            n_iter=40, cv=5, random_state=0)
+search.fit(X, y)""",
+        "note": "a randomized search of 40 decision trees x 5 folds",
+    },
+    {
+        "id": "b3_series_map_strings",
+        "setup": """import pandas as pd
+s = pd.Series([f'user_{i % 5000}@example{i % 17}.com' for i in range(1_500_000)])""",
+        "cell": "domains = s.map(lambda v: v.split('@')[1].split('.')[0].upper())",
+        "note": "Series.map of a Python function over 1.5 million strings",
+    },
+    {
+        "id": "b3_while_numpy_steps",
+        "setup": """import numpy as np
+rng = np.random.default_rng(8)
+A = rng.normal(size=(300, 300)) / 30
+v = rng.normal(size=300)""",
+        "cell": """step = 0
+while step < 40_000:
+    v = np.tanh(A @ v)
+    step += 1""",
+        "note": "a while loop of 40,000 matrix-vector steps, its counter against a bound",
+    },
+    {
+        "id": "b3_nested_shrinking",
+        "setup": "n = 9000",
+        "cell": """pairs = 0
+for i in range(n):
+    for j in range(i, n):
+        pairs += (i * j) % 3 == 0""",
+        "note": "for i in range(n): for j in range(i, n): the inner length shrinks",
+    },
+    {
+        "id": "b3_records_list",
+        "setup": "import random",
+        "cell": """records = []
+for i in range(3_000_000):
+    records.append({'id': i, 'score': random.random(), 'tag': 'abcdefgh'[i % 8]})""",
+        "note": "a list of 3 million small dicts: about 1 GB of Python objects, fits",
+    },
+    {
+        "id": "b3_oom_torch_list",
+        "setup": "import torch",
+        "cell": """kept = []
+for k in range(200):
+    kept.append(torch.ones(40_000_000) * k)  # 160 MB each""",
+        "note": "200 x 160 MB = 32 GB of tensors on a 24 GB machine: out of memory by arithmetic; never run",
+        "expect_oom": True,
+        "real": False,
+    },
+]
+
+
 def main() -> None:
     out = Path(__file__).with_name("cases.jsonl")
     with out.open("w", encoding="utf-8") as fh:
-        for split, cases in (("dev", DEV), ("blind", BLIND), ("blind2", BLIND2)):
+        for split, cases in (("dev", DEV), ("blind", BLIND), ("blind2", BLIND2), ("blind3", BLIND3)):
             for case in cases:
                 fh.write(
                     json.dumps(
@@ -403,7 +517,7 @@ def main() -> None:
                     )
                     + "\n"
                 )
-    print(f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind, {len(BLIND2)} blind2")
+    print(f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind, {len(BLIND2)} blind2, {len(BLIND3)} blind3")
 
 
 if __name__ == "__main__":
