@@ -78,10 +78,30 @@ def test_what_counting_cost_the_trial_is_taken_off_a_loop_s_time() -> None:
     own = forecast.build({**done, "quick": {"loops": [outer, inner], "overhead": cost}}, 0)
     assert counted is not None and own is not None
     # the outer loop's 0.5 s less its own counting (1 us + 64 x 0.2 us + 936 x 0.05 us) and its inner
-    # loop's, mostly starts (1,000 x 1 us + 8,000 x 0.2 us): 0.4975 s, a 0.5 % part of the whole
+    # loop's, mostly starts (1,000 x 1 us + 8,000 x 0.2 us): 0.4975 s, a 0.5 % part of the whole; the
+    # trial's own 0.5 s as much less
     spent = (1e-6 + 64 * 2e-7 + 936 * 5e-8) + (1000 * 1e-6 + 8000 * 2e-7)
-    assert own["seconds"] == pytest.approx(0.5 + (0.5 - spent) / 1000 * 99_000, rel=0.002)
-    assert counted["seconds"] - own["seconds"] == pytest.approx(spent * 99, rel=0.02)
+    assert own["seconds"] == pytest.approx((0.5 - spent) + (0.5 - spent) / 1000 * 99_000, rel=0.002)
+    assert counted["seconds"] - own["seconds"] == pytest.approx(spent * 100, rel=0.02)
+
+
+def test_a_cell_that_ran_whole_is_observed_less_what_counting_cost() -> None:
+    # 3,000,000 iterations run whole in 1.7 s, counting 0.15 us each after the first 64: 0.45 s of it
+    cost = {"for": [1e-6, 2e-7, 1.5e-7]}
+    loop = {"line": 2, "kind": "for", "runs": 1, "cut": False, "stmt": 1, "iterations": 3_000_000,
+            "total": 3_000_000, "seconds": 1.65}  # fmt: skip
+    done = {"status": "finished", "elapsed_ms": 1700.0}
+    ahead = forecast.build({**done, "quick": {"loops": [loop], "overhead": cost}}, 0)
+    assert ahead is not None and ahead["basis"] == "observed"
+    assert ahead["seconds"] == ahead["seconds_low"] == ahead["seconds_high"] == pytest.approx(1.25, abs=0.01)
+    # a row-wise call's projection whole is less what counting each of its rows would cost
+    rows = cut(kind="rows", iterations=5000, total=100_000, seconds=0.3, whole_s=6.0, whole_high_s=6.0)
+    priced = {"for": [0.0, 0.0, 0.0], "rows": [0.0, 3e-7, 2e-7]}
+    applied = forecast.build({**done, "quick": {"loops": [rows], "overhead": priced}}, 0)
+    spent = 64 * 3e-7 + (5000 - 64) * 2e-7
+    whole = 6.0 - (64 * 3e-7 + (100_000 - 64) * 2e-7)
+    assert applied is not None
+    assert applied["seconds"] == pytest.approx((1.7 - spent) + whole - (0.3 - spent), abs=0.01)
 
 
 def test_a_sampled_library_call_is_projected_from_its_timed_sizes() -> None:

@@ -66,7 +66,8 @@ def build(
     if status not in ("finished", "crashed"):
         return None
     quick = outcome.get("quick") or {}
-    loops = _own_time([loop for loop in quick.get("loops") or [] if isinstance(loop, dict)], quick)
+    loops, counting = _own_time([loop for loop in quick.get("loops") or [] if isinstance(loop, dict)], quick)
+    elapsed = max(elapsed - counting, 0.5 * elapsed)  # the cell's own time: the trial counted its loops
     cut = [loop for loop in loops if loop.get("cut")]
     if not cut:
         ahead = memory({"seconds": round(elapsed, 2), "seconds_low": round(elapsed, 2),
@@ -110,25 +111,30 @@ def build(
     return gpu_memory(ahead, gpu, gpu_extra_kb, gpu_grows_kb, gpu_worst)
 
 
-def _own_time(loops: list[dict[str, Any]], quick: dict[str, Any]) -> list[dict[str, Any]]:
+def _own_time(loops: list[dict[str, Any]], quick: dict[str, Any]) -> tuple[list[dict[str, Any]], float]:
     """The loops with what counting their iterations cost taken off their seconds (the trial's, not the
     real run's): a loop's own iterations', and an outer loop's also those of the inner loops of its
-    statement."""
+    statement; a row-wise library call's projection whole also less what counting all its rows would
+    cost. And the seconds counting cost the trial in all, which the real run does not spend."""
     found = quick.get("overhead")
     found = found if isinstance(found, dict) else {}
     cost: dict[str, list[float]] = {}
-    for kind in ("for", "while"):
+    for kind in ("for", "while", "rows"):
         rates = found.get(kind)
-        if isinstance(rates, list) and len(rates) == 3:
+        if isinstance(rates, list) and len(rates) == 3 and all(isinstance(r, (int, float)) for r in rates):
             cost[kind] = rates
     if "for" not in cost:
-        return loops
+        return loops, 0.0
     cost["comprehension"] = cost["for"]
     cost.setdefault("while", cost["for"])
     inner: dict[Any, float] = {}  # seconds the inner loops' counting cost, by statement
+    spent_all = 0.0
     for loop in loops:
-        if loop.get("kind") in cost and int(loop.get("runs") or 1) > 1:
-            inner[loop.get("stmt")] = inner.get(loop.get("stmt"), 0.0) + _counting_s(loop, cost[loop["kind"]])
+        if loop.get("kind") in cost:
+            spent = _counting_s(loop, cost[loop["kind"]])
+            spent_all += spent
+            if int(loop.get("runs") or 1) > 1:
+                inner[loop.get("stmt")] = inner.get(loop.get("stmt"), 0.0) + spent
     out = []
     for loop in loops:
         if loop.get("kind") not in cost or not loop.get("seconds"):
@@ -137,9 +143,14 @@ def _own_time(loops: list[dict[str, Any]], quick: dict[str, Any]) -> list[dict[s
         spent = _counting_s(loop, cost[loop["kind"]])
         spent += inner.get(loop.get("stmt"), 0.0) if int(loop.get("runs") or 1) == 1 else 0.0
         seconds = float(loop["seconds"])
-        own = max(seconds - spent, 0.1 * seconds)  # never below a tenth: the calibration is a guess too
-        out.append({**loop, "seconds": own})
-    return out
+        own = {**loop, "seconds": max(seconds - spent, 0.1 * seconds)}  # the calibration is a guess too
+        if loop["kind"] == "rows" and isinstance(loop.get("total"), int):
+            every = _counting_s({"runs": 1, "iterations": loop["total"]}, cost["rows"])
+            for key in ("whole_s", "whole_high_s"):
+                if isinstance(loop.get(key), (int, float)):
+                    own[key] = max(float(loop[key]) - every, 0.1 * float(loop[key]))
+        out.append(own)
+    return out, spent_all
 
 
 def _counting_s(loop: dict[str, Any], cost: list[float]) -> float:

@@ -532,7 +532,7 @@ class Runtime:
         loops += [{**f.report(), "stmt": _statement(self.plan.body, f.line)} for f in self.fits]
         loops += [{**v.report(), "earlier": True} for v in self.earlier.values() if v.runs]
         out: dict[str, Any] = {"k": self.k, "loops": loops, "cut": any(v["cut"] for v in loops)}
-        if out["cut"]:
+        if out["cut"] or _counting_may_show(loops):
             out["overhead"] = self.overhead()
         if self.skipped:
             out["skipped_asserts"] = self.skipped
@@ -557,6 +557,7 @@ class Runtime:
                 start = max(of_tiny - tiny * first, 0.0)
                 rest = _extra(counted, bare, runtime, 1, long) - of_short
                 _OVERHEAD[kind] = [start, first, max(rest / (long - short), 0.0)]
+            _OVERHEAD["rows"] = _rows_overhead(runtime)
         return dict(_OVERHEAD)
 
     # -- after a crash ------------------------------------------------------------------------------
@@ -636,6 +637,13 @@ class Runtime:
         return reads & values, reads & counts, calls_user, bool(values)
 
 
+def _counting_may_show(loops: list[dict[str, Any]]) -> bool:
+    """Whether counting the loops that ran whole may have cost the trial 20 ms or more (at a rough 0.1 us
+    an iteration and 1 us a run's start): then what it cost is measured (about 20 ms), to take it off the
+    time the trial observed."""
+    return sum(1e-7 * int(v.get("iterations") or 0) + 1e-6 * int(v.get("runs") or 0) for v in loops) >= 0.02
+
+
 # Loops as `quick.rewrite` makes a cell's (and as they are bare), to time what counting costs.
 _CALIBRATION = {
     "for": (
@@ -649,6 +657,34 @@ _CALIBRATION = {
         "for _r in range(runs):\n    i = 0\n    while i < n:\n        i += 1\n",
     ),
 }
+
+
+def _rows_overhead(runtime: Runtime) -> list[float]:
+    """As `Runtime.overhead`, for the function a row-wise library call calls (`libcalls.counting`): no
+    start; a call among the first 64, a call after them."""
+
+    def bare(value: Any) -> Any:
+        return value
+
+    def calls(functions: list[Any], n: int) -> float:
+        started = time.perf_counter()
+        for function in functions:
+            for i in range(n):
+                function(i)
+        return time.perf_counter() - started
+
+    def counted(runs: int) -> list[Any]:
+        return [
+            libcalls.counting(runtime, bare, 1 << 40, 1, time.monotonic(), Exception())[0]
+            for _ in range(runs)
+        ]
+
+    short, runs, long = 64, 64, 8192
+    first = (calls(counted(runs), short) - calls([bare] * runs, short)) / (runs * short)
+    warm = counted(1)
+    calls(warm, short)
+    rest = (calls(warm, long) - calls([bare], long)) / long
+    return [0.0, max(first, 0.0), max(rest, 0.0)]
 
 
 def _extra(counted: str, bare: str, runtime: Runtime, runs: int, n: int) -> float:
