@@ -47,7 +47,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--suite", type=Path, default=DEFAULT_SUITE, help="the cases (JSONL)")
     p.add_argument(
-        "--split", choices=("dev", "blind", "blind2", "blind3", "all"), default="dev", help="default: dev"
+        "--split",
+        choices=("dev", "blind", "blind2", "blind3", "blind4", "all"),
+        default="dev",
+        help="default: dev",
     )
     p.add_argument("--out", type=Path, help="write one JSON row per case here (JSONL)")
     p.add_argument("--only", action="append", default=[], metavar="ID", help="only this case (repeatable)")

@@ -506,10 +506,138 @@ for k in range(200):
 ]
 
 
+# A fourth blind split, written on 2026-11-29 after cells the trial ran whole had their counting taken
+# off and row-wise calls their counted function's: not run before its one measured run.
+BLIND4 = [
+    {
+        "id": "b4_torch_gru_slices",
+        "setup": TORCH_MLP
+        + """X = torch.randn(20000, 30, 32)
+y = torch.randint(0, 4, (20000,))
+
+class Reader(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(32, 64, batch_first=True)
+        self.out = nn.Linear(64, 4)
+
+    def forward(self, x):
+        h, _ = self.gru(x)
+        return self.out(h[:, -1])
+
+reader = Reader()
+opt = torch.optim.Adam(reader.parameters(), 1e-3)""",
+        "cell": """for epoch in range(5):
+    for i in range(0, len(X), 64):
+        opt.zero_grad()
+        loss = loss_fn(reader(X[i:i + 64]), y[i:i + 64])
+        loss.backward()
+        opt.step()""",
+        "note": "a GRU over slices of 64 sequences, 5 epochs of 313",
+    },
+    {
+        "id": "b4_torch_autoencoder_loader",
+        "setup": """import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+torch.manual_seed(4)
+data = torch.randn(30000, 64)
+loader = DataLoader(TensorDataset(data), batch_size=128, shuffle=True)
+ae = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 8), nn.ReLU(), nn.Linear(8, 32), nn.ReLU(),
+                   nn.Linear(32, 64))
+opt = torch.optim.Adam(ae.parameters(), 1e-3)""",
+        "cell": """for epoch in range(15):
+    for (xb,) in loader:
+        opt.zero_grad()
+        loss = ((ae(xb) - xb) ** 2).mean()
+        loss.backward()
+        opt.step()""",
+        "note": "an autoencoder over a DataLoader of one tensor, 15 epochs of 235 batches",
+    },
+    {
+        "id": "b4_keras_cnn",
+        "setup": """import numpy as np
+import keras
+rng = np.random.default_rng(31)
+X = rng.random((8000, 28, 28, 1)).astype('float32')
+y = rng.integers(0, 10, 8000)
+model = keras.Sequential([keras.Input((28, 28, 1)), keras.layers.Conv2D(16, 3, activation='relu'),
+                          keras.layers.MaxPooling2D(), keras.layers.Flatten(),
+                          keras.layers.Dense(10, activation='softmax')])
+model.compile('adam', 'sparse_categorical_crossentropy')""",
+        "cell": "model.fit(X, y, epochs=4, batch_size=64, verbose=0)",
+        "note": "a Keras convolutional net, 4 epochs of 125 batches",
+    },
+    {
+        "id": "b4_cross_val_forest",
+        "setup": """from sklearn.datasets import make_classification
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.model_selection import cross_val_score
+X, y = make_classification(n_samples=10000, n_features=20, random_state=9)""",
+        "cell": "scores = cross_val_score(RandomForestClassifier(n_estimators=100, random_state=0), X, y, cv=5)",
+        "note": "cross-validated random forest, 5 folds of 100 trees",
+    },
+    {
+        "id": "b4_groupby_apply",
+        "setup": """import numpy as np
+import pandas as pd
+rng = np.random.default_rng(41)
+sales = pd.DataFrame({'store': rng.integers(0, 60000, 400000), 'amount': rng.gamma(2.0, 30.0, 400000)})""",
+        "cell": "summary = sales.groupby('store').apply(lambda g: g['amount'].max() - g['amount'].min())",
+        "note": "groupby().apply of a Python function over 60,000 groups",
+    },
+    {
+        "id": "b4_while_dot_products",
+        "setup": """import numpy as np
+rng = np.random.default_rng(5)
+acc = 0.0""",
+        "cell": """k = 0
+while k < 2_000_000:
+    x = rng.random(50)
+    acc += x @ x
+    k += 1""",
+        "note": "a while loop of 2 million small numpy draws and dot products",
+    },
+    {
+        "id": "b4_nested_square",
+        "setup": "n = 6000",
+        "cell": """acc = 0
+for i in range(n):
+    for j in range(n):
+        acc += i * j % 5""",
+        "note": "for i in range(n): for j in range(n): 36 million cheap inner iterations",
+    },
+    {
+        "id": "b4_string_rows",
+        "setup": "",
+        "cell": """lines = []
+for i in range(8_000_000):
+    lines.append(f"row {i}: {i * 0.5:.3f}")""",
+        "note": "8 million formatted strings kept in a list",
+    },
+    {
+        "id": "b4_oom_float_lists",
+        "setup": "",
+        "cell": """rows = []
+for i in range(400):
+    rows.append([0.5] * 10_000_000)  # 80 MB each""",
+        "note": "400 x 80 MB lists = 32 GB on a 24 GB machine: out of memory by arithmetic; never run",
+        "expect_oom": True,
+        "real": False,
+    },
+]
+
+
 def main() -> None:
     out = Path(__file__).with_name("cases.jsonl")
     with out.open("w", encoding="utf-8") as fh:
-        for split, cases in (("dev", DEV), ("blind", BLIND), ("blind2", BLIND2), ("blind3", BLIND3)):
+        for split, cases in (
+            ("dev", DEV),
+            ("blind", BLIND),
+            ("blind2", BLIND2),
+            ("blind3", BLIND3),
+            ("blind4", BLIND4),
+        ):
             for case in cases:
                 fh.write(
                     json.dumps(
@@ -517,7 +645,9 @@ def main() -> None:
                     )
                     + "\n"
                 )
-    print(f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind, {len(BLIND2)} blind2, {len(BLIND3)} blind3")
+    print(
+        f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind, {len(BLIND2)} blind2, {len(BLIND3)} blind3, {len(BLIND4)} blind4"
+    )
 
 
 if __name__ == "__main__":
