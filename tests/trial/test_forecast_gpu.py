@@ -161,19 +161,31 @@ def test_nested_windows_each_keep_their_own_peak(monkeypatch: pytest.MonkeyPatch
     assert trial.extra_kb() == 50 * MB
 
 
+ITERATION = (
+    "    keep.append(gpu.alloc(1 << 20))\n"
+    "    scratch = gpu.alloc(8 << 20)\n    del scratch\n    time.sleep(0.02)"
+)
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        f"import time\nkeep = []\nfor i in range(400):\n{ITERATION}",
+        f"import time\nkeep = []\ni = 0\nwhile i < 400:\n{ITERATION}\n    i += 1",
+    ],
+    ids=["for", "while"],
+)
 def test_a_quick_trial_counts_what_a_loops_iterations_keep_on_the_gpu(
-    kit: SimpleNamespace, os_layer: Any, monkeypatch: pytest.MonkeyPatch
+    cell: str, kit: SimpleNamespace, os_layer: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # each of 400 iterations keeps 1 MB on the (pretended) GPU and uses 8 MB more for a moment; the trial
     # cuts the loop after its first ones. The forked trial inherits the stand-in, and the kernel's side
     # reads the same one: nothing allocated, `total` free.
-    cell = "import time\nkeep = []\nfor i in range(400):\n    keep.append(gpu.alloc(1 << 20))\n"
-    cell += "    scratch = gpu.alloc(8 << 20)\n    del scratch\n    time.sleep(0.02)"
     device = Pretend(total=100 << 20)
     monkeypatch.setattr(cudamemory, "COUNTERS", device)
     outcome = kit.run_here(cell, {"gpu": device}, quick=True, budget_s=1.0)
     assert outcome["status"] == "finished" and outcome["quick"]["cut"], outcome
-    loop = next(entry for entry in outcome["quick"]["loops"] if entry["line"] == 3)
+    loop = next(entry for entry in outcome["quick"]["loops"] if entry["kind"] in ("for", "while"))
     n = loop["iterations"]
     assert 2 <= n < 400 and loop["cut"], loop
     assert loop["gpu_grew_kb"] == n * MB and loop["gpu_steady_kb"] == (n - 1) * MB, loop
@@ -183,7 +195,7 @@ def test_a_quick_trial_counts_what_a_loops_iterations_keep_on_the_gpu(
     assert tight["gpu_peak_mb"] == pytest.approx(n + 8 + (400 - n), abs=0.1), tight
     assert tight["gpu_available_mb"] == 100.0 and tight["out_of_memory"], tight
     # 100 MB, less the trial's peak (n + 8), last 92 - n iterations more
-    assert tight["runs_out_at"] == {"line": 3, "iteration": 92, "of": 400}, tight
+    assert tight["runs_out_at"] == {"line": loop["line"], "iteration": 92, "of": 400}, tight
     # the same cell with 4 GB free fits
     device.total = 4 << 30
     roomy = kit.run_here(cell, {"gpu": device}, quick=True, budget_s=1.0)["forecast"]

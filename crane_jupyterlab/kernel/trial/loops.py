@@ -63,6 +63,12 @@ class Loop:
         self.gpu_grew_kb: int | None = None
         self.gpu_steady_kb = self.gpu_peak_kb = 0
 
+    def add_gpu(self, grew_kb: int, steady_kb: int, peak_kb: int) -> None:
+        """A run's CUDA memory: its growth, the part after its first iteration, one iteration's peak."""
+        self.gpu_grew_kb = (self.gpu_grew_kb or 0) + grew_kb
+        self.gpu_steady_kb += steady_kb
+        self.gpu_peak_kb = max(self.gpu_peak_kb, peak_kb)
+
     def length(self, n: int) -> None:
         """A run's length (`len` of what it iterates, or Keras' epochs)."""
         self.total = n if self.total is None else max(self.total, n)
@@ -212,6 +218,7 @@ class Runtime:
         self.peaks: dict[int, tuple[tuple[int, int], int]] = {}  # while loops: memory at their run's start
         self.firsts: dict[int, tuple[tuple[int, int], int]] = {}  # ... and after its first iteration
         self.read_at: dict[int, tuple[float, float]] = {}  # ... and when the last read ended, its seconds
+        self.gpus: dict[int, cudamemory.Iterations] = {}  # while loops: their run's CUDA counting
         self.first_at: dict[int, float] = {}  # while loops: when their run's first iteration ended
         # while loops that count to a bound: the counter's first values, then the run's length (None:
         # not told)
@@ -393,10 +400,7 @@ class Runtime:
                 loop.grew_kb += grew(at_start, end)
                 loop.steady_kb += grew(after_first, end) if after_first else 0
             if gpu is not None:
-                gpu_grew, gpu_steady, gpu_peak = gpu.end()
-                loop.gpu_grew_kb = (loop.gpu_grew_kb or 0) + gpu_grew
-                loop.gpu_steady_kb += gpu_steady
-                loop.gpu_peak_kb = max(loop.gpu_peak_kb, gpu_peak)
+                loop.add_gpu(*gpu.end())
 
     def enter(self, lid: int, counted: Any = None, op: str = "") -> None:
         """The while loop `lid` starts a run. `counted`: where its condition counts a name against a
@@ -407,6 +411,9 @@ class Runtime:
         if loop.runs <= 3:  # read before its clock starts
             self.peaks[lid] = (self._footprint()[0], loop.grew_kb)
             self.read_at[lid] = (0.0, 0.0)
+            gpu = cudamemory.Iterations.here()
+            if gpu is not None:
+                self.gpus[lid] = gpu
         else:  # as a `for` loop's: an inner loop's many runs, its outer loop's growth says it
             self.peaks.pop(lid, None)
             self.firsts.pop(lid, None)
@@ -420,13 +427,16 @@ class Runtime:
         every 16th: between, one count and no clock (a cheap loop's rate is its own; `leave` reads the
         clock when the run ends)."""
         n = self.count[lid]
-        if n >= 64 and n & 15:
+        if n >= 64 and n & 15 and lid not in self.gpus:  # CUDA's counters: a window each iteration
             self.count[lid] = n + 1
             return False
         return self._check(lid, n)
 
     def _check(self, lid: int, n: int) -> bool:
         loop = self._loop(lid)
+        gpu = self.gpus.get(lid)
+        if gpu is not None:
+            gpu.next(n)
         now = self.clock()
         started = self.started[lid]
         loop.seconds = self.before[lid] + now - started  # this run's so far
@@ -462,6 +472,9 @@ class Runtime:
             loop = self._loop(lid)
             loop.seconds = self.before[lid] + self.clock() - self.started[lid]
             loop.iterations = self.done[lid] + self.count[lid]
+        gpu = self.gpus.pop(lid, None)
+        if gpu is not None:
+            self._loop(lid).add_gpu(*gpu.end())
 
     def _read(self, lid: int, loop: Loop, n: int) -> None:
         """Note the while loop's memory growth since its run began (and since its first iteration) at
