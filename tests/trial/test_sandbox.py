@@ -71,6 +71,36 @@ def test_resolve_names_the_child_not_the_supervisor(tmp_path: Path) -> None:
     assert supervisor.resolve("link/hostname", str(tmp_path)) == os.path.realpath("/etc/hostname")
 
 
+def test_a_started_programs_own_file_is_not_the_childs_once_the_child_has_ended(tmp_path: Path) -> None:
+    # The child has ended (kcmp can no longer compare with it) while a program it started still loads its
+    # libraries at the numbers the child watched: the child's copies led to /dev/null, or to the file the
+    # kernel wrote, reopened; a number that leads elsewhere is the program's own.
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    judge = supervisor.Supervisor.__new__(supervisor.Supervisor)
+    written = tmp_path / "log.txt"
+    written.write_text("x")
+    own = os.open(str(tmp_path), os.O_RDONLY)  # what a loader opens for itself (libc.so.6)
+    null = os.open(os.devnull, os.O_RDONLY)
+    reopened = os.open(str(written), os.O_RDONLY)
+    try:
+        found = seccomp.arch()
+        judge.pid, judge.c = ended.pid, supervisor.libc()
+        judge.numbers = dict(found[1]) if found else {}
+        judge.watched = {
+            fd: {"what": "the kernel's own eventfd descriptor", "mode": "any"} for fd in (own, null)
+        }
+        judge.watched[reopened] = {"what": f"the file {written} ...", "mode": "write", "path": str(written)}
+        me = os.getpid()
+        assert not judge.same_file(me, own)
+        assert judge.same_file(me, null) and judge.same_file(me, reopened)
+        judge.numbers = {}  # no kcmp at all: the same answers
+        assert not judge.same_file(me, own) and judge.same_file(me, null)
+    finally:
+        for fd in (own, null, reopened):
+            os.close(fd)
+
+
 def test_inside_means_beneath_the_scratch_directory() -> None:
     assert supervisor.inside("/tmp/scratch/a.csv", "/tmp/scratch")
     assert supervisor.inside("/tmp/scratch", "/tmp/scratch")

@@ -99,10 +99,15 @@ def _written_file(fd: int, path: str) -> dict[str, str]:
         for suffix in _SQLITE_SUFFIXES:
             if database.endswith(suffix):
                 database = database[: -len(suffix)]
-        return {"what": f"the sqlite database {database} the kernel had open for writing", "mode": "any"}
+        words = f"the sqlite database {database} the kernel had open for writing"
+        return {"what": words, "mode": "any", "path": path}
     if path.startswith("/dev/shm/"):
-        return {"what": f"the shared memory {path} the kernel had open for writing", "mode": "write"}
-    return {"what": f"the file {path} the kernel had open for writing", "mode": "write"}
+        return {
+            "what": f"the shared memory {path} the kernel had open for writing",
+            "mode": "write",
+            "path": path,
+        }
+    return {"what": f"the file {path} the kernel had open for writing", "mode": "write", "path": path}
 
 
 def _describe(fd: int, st: os.stat_result, target: str) -> dict[str, str]:

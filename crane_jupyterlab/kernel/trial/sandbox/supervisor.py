@@ -377,15 +377,22 @@ class Supervisor:
         return (0, None) if hit is None else self.watched_call(name, args, hit)
 
     def same_file(self, tid: int, fd: int) -> bool:
-        """Whether `fd` of process `tid` is the child's `fd` (the same open file, by kcmp); True where that
-        cannot be told (the call is then judged as the child's)."""
+        """Whether `fd` of process `tid` is the child's `fd` (the same open file, by kcmp). Where kcmp
+        cannot tell (no kcmp; the child has ended while a program it started goes on loading), by where
+        the number leads: the child's copy of a watched number leads to /dev/null or to the file the
+        kernel had open for writing, reopened (inherited.py); a number that leads elsewhere is the
+        program's own (its loader's libc.so.6). True where that cannot be read either."""
         number = self.numbers.get("kcmp")
-        if number is None:
-            return True
+        if number is not None:
+            try:
+                return self.c.syscall(number, self.pid, tid, _KCMP_FILE, fd, fd) == 0
+            except OSError:
+                pass
         try:
-            return self.c.syscall(number, self.pid, tid, _KCMP_FILE, fd, fd) == 0
+            target = os.readlink(f"/proc/{tid}/fd/{fd}")
         except OSError:
             return True
+        return target == os.devnull or target == self.watched.get(fd, {}).get("path")
 
     def watched_call(self, name: str, args: tuple[int, ...], hit: int) -> tuple[int, str | None]:
         """A call on the watched descriptor `hit`: refused and recorded unless it only reads a file the
