@@ -180,6 +180,25 @@ def test_reading_memory_is_off_a_loop_s_clock_and_a_while_loop_spaces_its_reads(
     assert len(reads) <= 6, len(reads)
 
 
+def test_a_generator_suspended_in_a_while_loop_resumes_under_the_next_runtime() -> None:
+    # a chain's step: the generator an earlier step started goes on in a later one, whose runtime did not
+    # see its while loop's run start
+    first = quick.rewrite(
+        "def gen():\n    i = 0\n    while i < 5:\n        yield i\n        i += 1\ng = gen()\nhead = next(g)",
+        "<a>",
+    )
+    later = quick.rewrite("rest = list(g)", "<b>")
+    assert first is not None and later is not None
+    earlier = quick.Runtime(first[1], k=2)
+    ns: dict[str, Any] = {quick.NAME: earlier}
+    exec(compile(first[0], "<a>", "exec"), ns)
+    ns[quick.NAME] = runtime = quick.Runtime(later[1], k=2)
+    runtime.inherit(earlier)
+    exec(compile(later[0], "<b>", "exec"), ns)
+    assert (ns["head"], ns["rest"]) == (0, [1, 2, 3, 4])
+    assert [loop["iterations"] for loop in runtime.report()["loops"]] == [4]
+
+
 def test_a_full_trial_that_times_out_says_how_far_it_got(kit: SimpleNamespace) -> None:
     outcome = kit.run_here(TRAIN, {"EPOCHS": 40}, budget_s=1.0)
     assert outcome["status"] == "timed_out"

@@ -426,10 +426,13 @@ class Runtime:
         """Whether the while loop `lid` stops before its next iteration. Past 64 iterations it is checked
         every 16th: between, one count and no clock (a cheap loop's rate is its own; `leave` reads the
         clock when the run ends)."""
-        n = self.count[lid]
+        n = self.count.get(lid, -1)
         if n >= 64 and n & 15 and lid not in self.gpus:  # CUDA's counters: a window each iteration
             self.count[lid] = n + 1
             return False
+        if n < 0:  # a run this runtime did not see start (a generator of an earlier chain step resumed)
+            self.enter(lid)
+            n = 0
         return self._check(lid, n)
 
     def _check(self, lid: int, n: int) -> bool:
