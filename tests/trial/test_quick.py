@@ -180,6 +180,26 @@ def test_reading_memory_is_off_a_loop_s_clock_and_a_while_loop_spaces_its_reads(
     assert len(reads) <= 6, len(reads)
 
 
+def test_a_run_that_fits_is_handed_to_c_iterators_and_still_counted_exactly() -> None:
+    # after 16 checked iterations the rest of each run fits the budget many times over: it passes through
+    # C iterators only, and is counted at its end, its `break` or its crash
+    code = "total = 0\nfor i in range(50_000):\n    total += i\nhits = []\nfor j in range(50_000):\n"
+    code += "    if j == 40_000:\n        break\n    hits.append(j)\nfor m in range(50_000):\n"
+    code += "    if m == 30_000:\n        raise ValueError(m)"
+    rewritten = quick.rewrite(code, "<cell>")
+    assert rewritten is not None
+    runtime = quick.Runtime(rewritten[1], k=2, long_s=60.0)
+    ns: dict[str, Any] = {quick.NAME: runtime}
+    with pytest.raises(ValueError):
+        exec(compile(rewritten[0], "<cell>", "exec"), ns)
+    assert ns["total"] == sum(range(50_000)) and len(ns["hits"]) == 40_000
+    whole, broken, crashed = runtime.report()["loops"]
+    assert (whole["iterations"], whole["handed"], whole["cut"]) == (50_000, 50_000 - 16, False)
+    assert (broken["iterations"], broken["handed"]) == (40_001, 40_001 - 16)
+    assert (crashed["iterations"], crashed["handed"]) == (30_001, 30_001 - 16)
+    assert all(loop["seconds"] > 0 for loop in (whole, broken, crashed))
+
+
 def test_a_generator_suspended_in_a_while_loop_resumes_under_the_next_runtime() -> None:
     # a chain's step: the generator an earlier step started goes on in a later one, whose runtime did not
     # see its while loop's run start

@@ -119,12 +119,14 @@ def _own_time(loops: list[dict[str, Any]], quick: dict[str, Any]) -> tuple[list[
     found = quick.get("overhead")
     found = found if isinstance(found, dict) else {}
     cost: dict[str, list[float]] = {}
-    for kind in ("for", "while", "rows"):
+    for kind in ("for", "while", "rows", "handed"):
         rates = found.get(kind)
         if isinstance(rates, list) and len(rates) == 3 and all(isinstance(r, (int, float)) for r in rates):
             cost[kind] = rates
     if "for" not in cost:
         return loops, 0.0
+    handed = cost.pop("handed", cost["for"])[2]
+    cost["for"] = [*cost["for"], handed]
     cost["comprehension"] = cost["for"]
     cost.setdefault("while", cost["for"])
     inner: dict[Any, float] = {}  # seconds the inner loops' counting cost, by statement
@@ -155,12 +157,15 @@ def _own_time(loops: list[dict[str, Any]], quick: dict[str, Any]) -> tuple[list[
 
 def _counting_s(loop: dict[str, Any], cost: list[float]) -> float:
     """Seconds counting the loop cost: each run's start and end, its first 64 iterations at the first
-    rate, the rest at the second (`cost`, from `loops.Runtime.overhead`): an inner loop of 8 iterations
-    run 600,000 times is mostly starts."""
+    rate, the rest at the second (`cost`, from `loops.Runtime.overhead`), those of runs handed to C
+    iterators at the fourth where there is one: an inner loop of 8 iterations run 600,000 times is
+    mostly starts."""
     runs = max(int(loop.get("runs") or 1), 1)
     n = int(loop.get("iterations") or 0)
-    first = min(n, runs * 64)
-    return runs * float(cost[0]) + first * float(cost[1]) + (n - first) * float(cost[2])
+    handed = min(int(loop.get("handed") or 0), n) if len(cost) > 3 else 0
+    first = min(n - handed, runs * 64)
+    rest = n - handed - first
+    return runs * float(cost[0]) + first * float(cost[1]) + rest * float(cost[2]) + handed * float(cost[-1])
 
 
 def _left(loop: dict[str, Any]) -> int:

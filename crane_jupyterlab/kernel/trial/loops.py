@@ -41,12 +41,13 @@ class Loop:
     the process counts CUDA memory (cudamemory.py), the same growths on the GPU and one iteration's peak."""
 
     __slots__ = ("cut", "first_len", "first_s", "gpu_grew_kb", "gpu_peak_kb", "gpu_steady_kb", "grew_kb",
-                 "iterations", "kind", "last_len", "line", "runs", "seconds", "shortest", "steady_kb",
-                 "total", "whole_high_s", "whole_s")  # fmt: skip
+                 "handed", "iterations", "kind", "last_len", "line", "runs", "seconds", "shortest",
+                 "steady_kb", "total", "whole_high_s", "whole_s")  # fmt: skip
 
     def __init__(self, line: int, kind: str) -> None:
         self.line, self.kind = line, kind
         self.runs = self.iterations = 0
+        self.handed = 0  # iterations of runs whose rest was handed to C iterators (`Runtime._runs`)
         self.cut = False
         self.total: int | None = None
         self.shortest: int | None = None
@@ -94,6 +95,8 @@ class Loop:
                "full_s": None if full is None else round(full, 3)}  # fmt: skip
         if self.first_s is not None:
             out["first_s"] = round(self.first_s, 4)
+        if self.handed:
+            out["handed"] = self.handed
         if self.grew_kb:
             out["grew_kb"], out["steady_kb"] = self.grew_kb, self.steady_kb
         if self.gpu_grew_kb is not None:
@@ -108,6 +111,25 @@ class Loop:
 
 
 _OVERHEAD: dict[str, list[float]] = {}  # seconds one counted iteration costs, once measured (`overhead`)
+# A run of a for loop is handed to C iterators once what is left of it projects within this share of the
+# trial's time left (`Runtime._runs`).
+HANDOFF = 0.25
+
+
+class _Run:
+    """One run of a for loop: its start on the loops' clock, its memory at the start and after its first
+    iteration, its CUDA counting, and whether its rest was handed to C iterators."""
+
+    __slots__ = ("after_first", "at_start", "gpu", "handed", "started")
+
+    def __init__(self) -> None:
+        self.started = 0.0
+        self.at_start: tuple[int, int] | None = None
+        self.after_first: tuple[int, int] | None = None
+        self.gpu: cudamemory.Iterations | None = None
+        self.handed = False
+
+
 _FIRST = operator.itemgetter(0)
 
 
@@ -235,6 +257,7 @@ class Runtime:
         self.globals: set[str] = set()  # names the functions of sampled library calls use (libcalls)
         self.sent = time.monotonic()
         self.reading_s = 0.0  # seconds spent reading memory (`_footprint`), off the loops' clock
+        self.handoff = True  # a for loop's run that fits may be handed to C iterators (`_runs`)
 
     def clock(self) -> float:
         """The loops' clock: monotonic seconds less those the runtime spent reading memory, so a loop's
@@ -343,64 +366,88 @@ class Runtime:
             total = framed  # enumerate(df.iterrows())
         if total is not None:
             loop.length(total)
-        return self._each(loop, iter(iterable), total)
+        return itertools.chain.from_iterable(self._runs(loop, iter(iterable), total))
 
-    def _each(self, loop: Loop, it: Iterator[Any], total: int | None) -> Iterator[Any]:
+    def _runs(self, loop: Loop, it: Iterator[Any], total: int | None) -> Iterator[Iterator[Any]]:
+        """One run of a for loop, as the iterables `chain.from_iterable` takes in turn: its checked part
+        (`_each`); then, where `_each` found that what is left of the run fits well inside the budget,
+        the rest through C iterators only, with no frame of ours per item (an inner loop of 0.1 us
+        iterations was counted at about its own cost). Its seconds and memory at its end, its cut, a
+        `break` or a crash in its body (this generator is then closed)."""
+        run = _Run()
         # an inner loop's thousands of runs: its outer loop's growth says it. Read before the clock
         # starts: reading memory is the trial's cost, not the loop's.
-        at_start = self._footprint()[0] if loop.runs <= 3 else None
-        gpu = cudamemory.Iterations.here() if at_start else None
-        after_first = None
-        started, n, first = self.clock(), 0, 0.0
-        mark = (started, 0)  # the time at about half the iterations so far, and their count
+        run.at_start = self._footprint()[0] if loop.runs <= 3 else None
+        run.gpu = cudamemory.Iterations.here() if run.at_start else None
+        run.started = self.clock()
+        took: Any = None
         try:
-            while True:
-                if gpu is not None:
-                    gpu.next(n)
-                if n == 1:
-                    first = self.clock()
-                    if loop.first_s is None:
-                        loop.first_s = first - started
-                    after_first = self._footprint()[0] if at_start else None
-                # Decided before the next item is taken: a cut loop never runs its producer once more.
-                # Past 64 iterations, every 16th: a cheap loop's own rate is not the checks' (a clock
-                # read per iteration doubled a 0.1 us inner loop's).
-                if n >= self.k and (n < 64 or not n & 15):
-                    if self.long(started, n, total, first, mark, self.clock()):
-                        self._cut(loop)
-                        return
-                    if n >= 2 * mark[1] and n >= 32:
-                        mark = (self.clock(), n)
-                if n > 64 and n & 15 and gpu is None:
-                    # up to the next check, the items pass through C iterators (zip, islice, count),
-                    # not this frame's code; `count` says how many the loop took, also at its `break`
-                    took, ahead = itertools.count(), 16 - (n & 15)
-                    try:
-                        yield from map(_FIRST, zip(itertools.islice(it, ahead), took))
-                    finally:
-                        got = next(took)
-                        n += got
-                        loop.iterations += got
-                    if got < ahead:
-                        return
-                    continue
-                try:
-                    item = next(it)
-                except StopIteration:
-                    return
-                n += 1
-                loop.iterations += 1
-                if self.writer >= 0 and (n < 64 or not n & 15) and time.monotonic() - self.sent > PROGRESS_S:
-                    self.progress()
-                yield item
-        finally:  # its end, its cut, a `break` or a crash in its body (the generator is closed)
-            loop.seconds += self.clock() - started
-            if at_start:
+            yield self._each(loop, it, total, run)
+            if run.handed:
+                took = itertools.count()
+                yield map(_FIRST, zip(it, took))
+        finally:
+            if took is not None:
+                got = next(took)
+                loop.iterations += got
+                loop.handed += got
+            loop.seconds += self.clock() - run.started
+            if run.at_start:
                 end = self._footprint()[0]
-                loop.grew_kb += grew(at_start, end)
-                loop.steady_kb += grew(after_first, end) if after_first else 0
+                loop.grew_kb += grew(run.at_start, end)
+                loop.steady_kb += grew(run.after_first, end) if run.after_first else 0
+            if run.gpu is not None:
+                loop.add_gpu(*run.gpu.end())
+
+    def _each(self, loop: Loop, it: Iterator[Any], total: int | None, run: _Run) -> Iterator[Any]:
+        gpu, started = run.gpu, run.started
+        n, first = 0, 0.0
+        mark = (started, 0)  # the time at about half the iterations so far, and their count
+        while True:
             if gpu is not None:
-                loop.add_gpu(*gpu.end())
+                gpu.next(n)
+            if n == 1:
+                first = self.clock()
+                if loop.first_s is None:
+                    loop.first_s = first - started
+                run.after_first = self._footprint()[0] if run.at_start else None
+            # Decided before the next item is taken: a cut loop never runs its producer once more.
+            # Past 64 iterations, every 16th: a cheap loop's own rate is not the checks' (a clock
+            # read per iteration doubled a 0.1 us inner loop's).
+            if n >= self.k and (n < 64 or not n & 15):
+                now = self.clock()
+                if self.long(started, n, total, first, mark, now):
+                    self._cut(loop)
+                    return
+                if n >= 16 and gpu is None and total is not None and self.handoff and (
+                    (now - started) / n * (total - n) < HANDOFF * self.left(time.monotonic())
+                ):  # fmt: skip
+                    run.handed = True  # what is left of the run cannot need a cut
+                    return
+                if n >= 2 * mark[1] and n >= 32:
+                    mark = (self.clock(), n)
+            if n > 64 and n & 15 and gpu is None:
+                # up to the next check, the items pass through C iterators (zip, islice, count),
+                # not this frame's code; `count` says how many the loop took, also at its `break`
+                took, ahead = itertools.count(), 16 - (n & 15)
+                try:
+                    yield from map(_FIRST, zip(itertools.islice(it, ahead), took))
+                finally:
+                    got = next(took)
+                    n += got
+                    loop.iterations += got
+                if got < ahead:
+                    return
+                continue
+            try:
+                item = next(it)
+            except StopIteration:
+                return
+            n += 1
+            loop.iterations += 1
+            if self.writer >= 0 and (n < 64 or not n & 15) and time.monotonic() - self.sent > PROGRESS_S:
+                self.progress()
+            yield item
 
     def enter(self, lid: int, counted: Any = None, op: str = "") -> None:
         """The while loop `lid` starts a run. `counted`: where its condition counts a name against a
@@ -556,7 +603,8 @@ class Runtime:
 
     def overhead(self) -> dict[str, list[float]]:
         """Seconds counting costs, less a bare loop's, by kind ("for", "while"): [a run's start and end, an
-        iteration among a run's first 64 (each one checked), one after them (every 16th)]. Measured once
+        iteration among a run's first 64 (each one checked), one after them (every 16th)]; "handed": one
+        of a run handed to C iterators; "rows": a row-wise call's function. Measured once
         per process, as a cell's own loops run (the rewritten code at a module's top level, its names
         global): runs of 64 and of 4 iterations tell the first two apart, one long run the third. A
         cheap loop's measured rate holds them and the real run does not: the forecast takes them off."""
@@ -564,6 +612,7 @@ class Runtime:
             runtime = Runtime(Plan(), k=self.k, long_s=1e9)  # checks as in the trial, none ends a loop
             # past the runs whose memory is read (an inner loop's many runs): the reads are off the clock
             runtime._loop(0).runs = runtime._loop(1).runs = 3
+            runtime.handoff = False  # a run counted to its end; a run handed over is timed below
             for kind, (counted, bare) in _CALIBRATION.items():
                 short, runs, tiny, many, long = 64, 64, 4, 256, 8192
 
@@ -573,6 +622,10 @@ class Runtime:
                 start = max(of_tiny - tiny * first, 0.0)
                 rest = _extra(counted, bare, runtime, 1, long) - of_short
                 _OVERHEAD[kind] = [start, first, max(rest / (long - short), 0.0)]
+            runtime.handoff = True
+            counted, bare = _CALIBRATION["for"]
+            handed = _extra(counted, bare, runtime, 1, long) - _extra(counted, bare, runtime, runs, short)
+            _OVERHEAD["handed"] = [0.0, 0.0, max(handed / (long - short), 0.0)]
             _OVERHEAD["rows"] = _rows_overhead(runtime)
         return dict(_OVERHEAD)
 
