@@ -628,6 +628,115 @@ for i in range(400):
 ]
 
 
+# A fifth blind split, written on 2026-11-29 after a for loop's runs that fit were handed to C iterators:
+# not run before its one measured run.
+BLIND5 = [
+    {
+        "id": "b5_torch_mlp_big_batches",
+        "setup": TORCH_MLP
+        + """from torch.utils.data import DataLoader, TensorDataset
+X = torch.randn(50000, 40)
+y = (X[:, 0] * X[:, 1] > 0).long()
+loader = DataLoader(TensorDataset(X, y), batch_size=256, shuffle=True)
+mlp = nn.Sequential(nn.Linear(40, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 2))
+opt = torch.optim.SGD(mlp.parameters(), lr=0.1, momentum=0.9)""",
+        "cell": """history = []
+for epoch in range(20):
+    total = 0.0
+    for xb, yb in loader:
+        opt.zero_grad()
+        loss = loss_fn(mlp(xb), yb)
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    history.append(total)""",
+        "note": "an MLP over a DataLoader of 196 batches of 256, 20 epochs",
+    },
+    {
+        "id": "b5_torch_cnn_slices",
+        "setup": TORCH_MLP
+        + """images = torch.randn(6000, 3, 32, 32)
+labels = torch.randint(0, 10, (6000,))
+cnn = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(16, 32, 3, padding=1),
+                    nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 8 * 8, 10))
+opt = torch.optim.Adam(cnn.parameters(), 1e-3)""",
+        "cell": """for epoch in range(3):
+    for s in range(0, len(images), 100):
+        opt.zero_grad()
+        loss_fn(cnn(images[s:s + 100]), labels[s:s + 100]).backward()
+        opt.step()""",
+        "note": "a two-layer CNN over slices of 100 images, 3 epochs of 60",
+    },
+    {
+        "id": "b5_keras_lstm",
+        "setup": """import numpy as np
+import keras
+rng = np.random.default_rng(51)
+X = rng.normal(size=(6000, 20, 8)).astype('float32')
+y = rng.integers(0, 2, 6000)
+model = keras.Sequential([keras.Input((20, 8)), keras.layers.LSTM(32), keras.layers.Dense(1, activation='sigmoid')])
+model.compile('adam', 'binary_crossentropy')""",
+        "cell": "model.fit(X, y, epochs=5, batch_size=32, verbose=0)",
+        "note": "a Keras LSTM, 5 epochs of 188 batches",
+    },
+    {
+        "id": "b5_kmeans_sweep",
+        "setup": """from sklearn.cluster import KMeans
+from sklearn.datasets import make_blobs
+X, _ = make_blobs(n_samples=30000, n_features=8, centers=12, random_state=2)""",
+        "cell": """inertias = []
+for k in range(2, 30):
+    inertias.append(KMeans(n_clusters=k, n_init=3, random_state=0).fit(X).inertia_)""",
+        "note": "a loop of 28 KMeans fits whose cost grows with k",
+    },
+    {
+        "id": "b5_apply_strings",
+        "setup": """import pandas as pd
+names = pd.Series([f'Item-{i:07d}-{"abcdef"[i % 6]}' for i in range(2_000_000)])""",
+        "cell": "codes = names.apply(lambda v: int(v.split('-')[1]) % 97 + len(v))",
+        "note": "Series.apply of a Python function over 2 million strings",
+    },
+    {
+        "id": "b5_while_iterations",
+        "setup": """import numpy as np
+rng = np.random.default_rng(9)
+M = rng.normal(size=(60, 60)) / 10
+state = rng.normal(size=60)
+it = 0
+max_iter = 300_000""",
+        "cell": """while it < max_iter:
+    state = 0.5 * state + np.tanh(M @ state)
+    it += 1""",
+        "note": "a while loop of 300,000 small numpy steps, its counter against a name",
+    },
+    {
+        "id": "b5_nested_comprehension",
+        "setup": "m = 3000",
+        "cell": "pairs = [(a, b) for a in range(m) for b in range(a)]",
+        "note": "a nested comprehension whose inner length grows: 4.5 million tuples kept",
+    },
+    {
+        "id": "b5_word_counts_split",
+        "setup": """docs = [' '.join(f'w{(i * 7 + j) % 500}' for j in range(12)) for i in range(300000)]""",
+        "cell": """counts = {}
+for doc in docs:
+    for w in doc.split():
+        counts[w] = counts.get(w, 0) + 1""",
+        "note": "300,000 documents of 12 words counted in a dict",
+    },
+    {
+        "id": "b5_oom_byte_strings",
+        "setup": "",
+        "cell": """buffers = []
+for i in range(500):
+    buffers.append(b"\\x01" * (64 * 1024 * 1024))  # 64 MB each, every page written""",
+        "note": "500 x 64 MB = 32 GB of byte strings on a 24 GB machine: out of memory by arithmetic; never run",
+        "expect_oom": True,
+        "real": False,
+    },
+]
+
+
 def main() -> None:
     out = Path(__file__).with_name("cases.jsonl")
     with out.open("w", encoding="utf-8") as fh:
@@ -637,6 +746,7 @@ def main() -> None:
             ("blind2", BLIND2),
             ("blind3", BLIND3),
             ("blind4", BLIND4),
+            ("blind5", BLIND5),
         ):
             for case in cases:
                 fh.write(
@@ -646,7 +756,7 @@ def main() -> None:
                     + "\n"
                 )
     print(
-        f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind, {len(BLIND2)} blind2, {len(BLIND3)} blind3, {len(BLIND4)} blind4"
+        f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind, {len(BLIND2)} blind2, {len(BLIND3)} blind3, {len(BLIND4)} blind4, {len(BLIND5)} blind5"
     )
 
 
