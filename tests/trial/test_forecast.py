@@ -113,6 +113,19 @@ def test_a_sampled_library_call_is_projected_from_its_timed_sizes() -> None:
     assert applied is not None and applied["seconds"] == pytest.approx(0.4 + 0.3 / 5000 * 95_000, rel=0.01)
 
 
+def test_a_sampled_call_inside_a_cut_loop_is_projected_by_its_time_whole_not_its_rows() -> None:
+    # for k in range(2, 30): KMeans(k).fit(X): 2 of 28 iterations ran in 0.56 s (the first 0.28 s), each
+    # fit on a sample in 0.05 s that projects to 0.15 s on all 30,000 rows
+    outer = cut(iterations=2, total=28, seconds=0.56, first_s=0.28)
+    fit = cut(line=3, kind="fit", runs=2, iterations=6250, total=30000, seconds=0.05, whole_s=0.15,
+              whole_high_s=0.2)  # fmt: skip
+    ahead = forecast.build({"status": "finished", "elapsed_ms": 600.0, "quick": {"loops": [outer, fit]}}, 0)
+    assert ahead is not None and not ahead["at_least"]
+    # each iteration whole: 0.28 - 0.05 + 0.15 = 0.38 s; the 2 that ran gain 0.2 s, the 26 left take 9.88
+    assert ahead["seconds"] == pytest.approx(0.6 + 0.2 + 26 * 0.38, rel=0.01)
+    assert ahead["seconds_low"] < ahead["seconds"] < ahead["seconds_high"]
+
+
 def test_nested_cut_loops_scale_by_both_lengths() -> None:
     outer = cut(iterations=2, total=10, seconds=1.0, first_s=0.5)
     inner = cut(line=3, runs=2, iterations=4, total=50, seconds=0.9, first_s=0.2)

@@ -180,10 +180,19 @@ def test_reading_memory_is_off_a_loop_s_clock_and_a_while_loop_spaces_its_reads(
     assert len(reads) <= 6, len(reads)
 
 
-def test_a_run_that_fits_is_handed_to_c_iterators_and_still_counted_exactly() -> None:
-    # after 16 checked iterations the rest of each run fits the budget many times over: it passes through
-    # C iterators only, and is counted at its end, its `break` or its crash
-    code = "total = 0\nfor i in range(50_000):\n    total += i\nhits = []\nfor j in range(50_000):\n"
+def test_a_run_that_fits_is_handed_to_c_iterators_and_still_counted_exactly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # after 64 checked iterations the rest of each run fits the budget many times over: it passes through
+    # C iterators only, and is counted at its end, its `break` or its crash; a loop with a loop inside
+    # (whose length may grow with it) stays checked, its inner runs are handed over. A clock that moves
+    # 1 us a reading: no iteration runs slower than the ones before it by chance.
+    ticks = iter(range(1, 1 << 40))
+    monkeypatch.setattr(
+        loops, "time", SimpleNamespace(monotonic=lambda: next(ticks) * 1e-6, perf_counter=time.perf_counter)
+    )
+    code = "for i in range(400):\n    for j in range(i):\n        pass\n"
+    code += "total = 0\nfor i in range(50_000):\n    total += i\nhits = []\nfor j in range(50_000):\n"
     code += "    if j == 40_000:\n        break\n    hits.append(j)\nfor m in range(50_000):\n"
     code += "    if m == 30_000:\n        raise ValueError(m)"
     rewritten = quick.rewrite(code, "<cell>")
@@ -193,10 +202,12 @@ def test_a_run_that_fits_is_handed_to_c_iterators_and_still_counted_exactly() ->
     with pytest.raises(ValueError):
         exec(compile(rewritten[0], "<cell>", "exec"), ns)
     assert ns["total"] == sum(range(50_000)) and len(ns["hits"]) == 40_000
-    whole, broken, crashed = runtime.report()["loops"]
-    assert (whole["iterations"], whole["handed"], whole["cut"]) == (50_000, 50_000 - 16, False)
-    assert (broken["iterations"], broken["handed"]) == (40_001, 40_001 - 16)
-    assert (crashed["iterations"], crashed["handed"]) == (30_001, 30_001 - 16)
+    outer, inner, whole, broken, crashed = runtime.report()["loops"]
+    assert outer["iterations"] == 400 and "handed" not in outer
+    assert inner["iterations"] == 399 * 400 // 2 and inner["handed"] == sum(i - 64 for i in range(65, 400))
+    assert (whole["iterations"], whole["handed"], whole["cut"]) == (50_000, 50_000 - 64, False)
+    assert (broken["iterations"], broken["handed"]) == (40_001, 40_001 - 64)
+    assert (crashed["iterations"], crashed["handed"]) == (30_001, 30_001 - 64)
     assert all(loop["seconds"] > 0 for loop in (whole, broken, crashed))
 
 

@@ -215,6 +215,9 @@ def _group(
     has no length or no time. `growing`: an inner loop of the statement whose length changes each time its
     outer loop comes round (its first length and the change): the outer loop's later iterations cost
     more (or less) than its first, in proportion to the inner iterations they hold."""
+    sampled = [loop for loop in group if loop.get("whole_s") is not None]
+    if sampled and len(sampled) < len(group):
+        return _with_sampled_calls(group, sampled, growing)
     scale_steady = scale_every = 1.0
     measured = 0.0
     if all(loop.get("whole_s") is not None for loop in group):  # sampled library calls, timed at two sizes
@@ -252,6 +255,36 @@ def _group(
         low += min(steady, every) * left / MARGIN
         high += max(steady, every) * left * MARGIN
     return mid, low, high
+
+
+def _with_sampled_calls(
+    group: list[dict[str, Any]], sampled: list[dict[str, Any]], growing: tuple[float, float] | None
+) -> tuple[float, float, float] | None:
+    """A statement whose cut loops hold library calls run on a sample (a KMeans fit in a loop over k):
+    each call's time whole replaces its sample's in what the loops measured (`runs` calls of `whole_s`
+    where `seconds` ran), then the loops are projected as loops. Not the calls' rows as iterations of a
+    nested loop: a fit is not linear in its rows."""
+    extra = extra_high = 0.0
+    for call in sampled:
+        runs, seconds = max(int(call.get("runs") or 1), 1), float(call.get("seconds") or 0.0)
+        extra += runs * max(float(call["whole_s"]) - seconds, 0.0)
+        extra_high += runs * max(float(call.get("whole_high_s") or call["whole_s"]) - seconds, 0.0)
+    loops = []
+    for loop in group:
+        if loop.get("whole_s") is not None:
+            continue
+        if int(loop.get("runs") or 1) == 1:  # the outermost: its iterations each held calls
+            n = max(int(loop.get("iterations") or 1), 1)
+            first = loop.get("first_s")
+            loop = {**loop, "seconds": float(loop.get("seconds") or 0.0) + extra}
+            if isinstance(first, (int, float)):
+                loop["first_s"] = float(first) + extra / n
+        loops.append(loop)
+    projected = _group(loops, growing)
+    if projected is None:
+        return None
+    mid, low, high = projected
+    return mid + extra, low + extra / MARGIN, high + extra_high * MARGIN
 
 
 def _factor(loop: dict[str, Any], growing: tuple[float, float] | None) -> float:

@@ -205,11 +205,12 @@ def _rows(
 
 
 def counting(
-    rt: Any, func: Any, total: int, per: int, started: float, token: BaseException
+    rt: Any, func: Any, total: int, per: int, started: float | None, token: BaseException
 ) -> tuple[Callable[..., Any], Callable[[], tuple[int, float]]]:
     """`func` counted: raises `token` once what is left of `total` calls projects past the budget; and
     a reader of (calls so far, when the library first called it: what came before is its set-up). Past
     64 calls the clock is read every 16th: a cheap function's rate is its own."""
+    started = time.monotonic() if started is None else started
     least = min(SAMPLE_S, 0.1 * rt.left(started))
     calls = 0
     first_call = 0.0

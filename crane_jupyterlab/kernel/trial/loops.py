@@ -9,6 +9,7 @@ Stdlib only.
 from __future__ import annotations
 
 import ast
+import contextlib
 import itertools
 import operator
 import re
@@ -120,10 +121,11 @@ class _Run:
     """One run of a for loop: its start on the loops' clock, its memory at the start and after its first
     iteration, its CUDA counting, and whether its rest was handed to C iterators."""
 
-    __slots__ = ("after_first", "at_start", "gpu", "handed", "started")
+    __slots__ = ("after_first", "at_start", "gpu", "handed", "started", "starts")
 
     def __init__(self) -> None:
         self.started = 0.0
+        self.starts = 0  # the runtime's count of runs and calls begun, at this run's start
         self.at_start: tuple[int, int] | None = None
         self.after_first: tuple[int, int] | None = None
         self.gpu: cudamemory.Iterations | None = None
@@ -258,6 +260,7 @@ class Runtime:
         self.sent = time.monotonic()
         self.reading_s = 0.0  # seconds spent reading memory (`_footprint`), off the loops' clock
         self.handoff = True  # a for loop's run that fits may be handed to C iterators (`_runs`)
+        self.starts = 0  # runs of loops and library calls begun: one inside a run keeps it checked
 
     def clock(self) -> float:
         """The loops' clock: monotonic seconds less those the runtime spent reading memory, so a loop's
@@ -331,6 +334,7 @@ class Runtime:
 
     def call(self, lid: int, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
         """A call of a known long library API (libcalls.py): on a sample of its rows when long."""
+        self.starts += 1
         return libcalls.run(self, self._loop(lid), fn, args, kwargs)
 
     def note_globals(self, loop: Loop, func: Any) -> None:
@@ -375,6 +379,8 @@ class Runtime:
         iterations was counted at about its own cost). Its seconds and memory at its end, its cut, a
         `break` or a crash in its body (this generator is then closed)."""
         run = _Run()
+        self.starts += 1
+        run.starts = self.starts
         # an inner loop's thousands of runs: its outer loop's growth says it. Read before the clock
         # starts: reading memory is the trial's cost, not the loop's.
         run.at_start = self._footprint()[0] if loop.runs <= 3 else None
@@ -399,6 +405,19 @@ class Runtime:
             if run.gpu is not None:
                 loop.add_gpu(*run.gpu.end())
 
+    def _fits(self, run: _Run, n: int, total: int, mark: tuple[float, int], now: float) -> bool:
+        """Whether what is left of a run, `n` of `total` iterations since it started, can go without its
+        checks: it projects within HANDOFF of the trial's time left at its rate so far; no loop (or
+        library call) started inside it, whose length may grow with the run; its later iterations ran
+        no slower than its earlier ones."""
+        if not self.handoff or self.starts != run.starts:
+            return False
+        if mark[1] > 0 and n - mark[1] >= 16:
+            early, late = (mark[0] - run.started) / mark[1], (now - mark[0]) / (n - mark[1])
+            if late > 1.25 * early:
+                return False
+        return (now - run.started) / n * (total - n) < HANDOFF * self.left(time.monotonic())
+
     def _each(self, loop: Loop, it: Iterator[Any], total: int | None, run: _Run) -> Iterator[Any]:
         gpu, started = run.gpu, run.started
         n, first = 0, 0.0
@@ -419,9 +438,7 @@ class Runtime:
                 if self.long(started, n, total, first, mark, now):
                     self._cut(loop)
                     return
-                if n >= 16 and gpu is None and total is not None and self.handoff and (
-                    (now - started) / n * (total - n) < HANDOFF * self.left(time.monotonic())
-                ):  # fmt: skip
+                if n >= 64 and gpu is None and total is not None and self._fits(run, n, total, mark, now):
                     run.handed = True  # what is left of the run cannot need a cut
                     return
                 if n >= 2 * mark[1] and n >= 32:
@@ -455,6 +472,7 @@ class Runtime:
         told from the counter's first steps."""
         loop = self._loop(lid)
         loop.runs += 1
+        self.starts += 1
         if loop.runs <= 3:  # read before its clock starts
             self.peaks[lid] = (self._footprint()[0], loop.grew_kb)
             self.read_at[lid] = (0.0, 0.0)
@@ -596,7 +614,8 @@ class Runtime:
         loops += [{**v.report(), "earlier": True} for v in self.earlier.values() if v.runs]
         out: dict[str, Any] = {"k": self.k, "loops": loops, "cut": any(v["cut"] for v in loops)}
         if out["cut"] or _counting_may_show(loops):
-            out["overhead"] = self.overhead()
+            with contextlib.suppress(Exception):  # never the trial's outcome: the forecast goes without it
+                out["overhead"] = self.overhead()
         if self.skipped:
             out["skipped_asserts"] = self.skipped
         return out
@@ -743,10 +762,7 @@ def _rows_overhead(runtime: Runtime) -> list[float]:
         return time.perf_counter() - started
 
     def counted(runs: int) -> list[Any]:
-        return [
-            libcalls.counting(runtime, bare, 1 << 40, 1, time.monotonic(), Exception())[0]
-            for _ in range(runs)
-        ]
+        return [libcalls.counting(runtime, bare, 1 << 40, 1, None, Exception())[0] for _ in range(runs)]
 
     short, runs, long = 64, 64, 8192
     first = (calls(counted(runs), short) - calls([bare] * runs, short)) / (runs * short)
