@@ -737,6 +737,115 @@ for i in range(500):
 ]
 
 
+# A sixth blind split, written on 2026-11-29 after runs were handed over only without loops inside and
+# sampled calls inside cut loops kept their time whole: not run before its one measured run.
+BLIND6 = [
+    {
+        "id": "b6_torch_embedding_bag",
+        "setup": TORCH_MLP
+        + """from torch.utils.data import DataLoader, TensorDataset
+tokens = torch.randint(0, 5000, (40000, 24))
+labels = (tokens[:, 0] % 2).long()
+loader = DataLoader(TensorDataset(tokens, labels), batch_size=128, shuffle=True)
+bag = nn.Sequential(nn.EmbeddingBag(5000, 32), nn.Linear(32, 2))
+opt = torch.optim.Adam(bag.parameters(), 1e-2)""",
+        "cell": """for epoch in range(10):
+    for tb, lb in loader:
+        opt.zero_grad()
+        loss_fn(bag(tb), lb).backward()
+        opt.step()""",
+        "note": "an EmbeddingBag classifier over a DataLoader of token ids, 10 epochs of 313 batches",
+    },
+    {
+        "id": "b6_torch_inference_kept",
+        "setup": """import torch
+from torch import nn
+torch.manual_seed(6)
+net = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 256))
+data = torch.randn(400000, 256)""",
+        "cell": """outputs = []
+with torch.no_grad():
+    for i in range(0, len(data), 500):
+        outputs.append(net(data[i:i + 500]))""",
+        "note": "inference over slices of 500 rows, every output kept: 400 MB of results",
+    },
+    {
+        "id": "b6_keras_regression",
+        "setup": """import numpy as np
+import keras
+rng = np.random.default_rng(61)
+X = rng.normal(size=(40000, 16)).astype('float32')
+y = (X @ rng.normal(size=16)).astype('float32')
+model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(64, activation='relu'), keras.layers.Dense(1)])
+model.compile('adam', 'mse')""",
+        "cell": "model.fit(X, y, epochs=10, batch_size=64, validation_split=0.1, verbose=0)",
+        "note": "Keras regression with a validation split, 10 epochs of 563 batches",
+    },
+    {
+        "id": "b6_logistic_sweep",
+        "setup": """from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import cross_val_score
+X, y = make_classification(n_samples=40000, n_features=40, random_state=6)""",
+        "cell": """scores = {}
+for c in [0.001, 0.01, 0.1, 1.0, 10.0, 100.0]:
+    scores[c] = cross_val_score(LogisticRegression(C=c, max_iter=500), X, y, cv=5).mean()""",
+        "note": "a loop over C of cross-validated logistic regressions",
+    },
+    {
+        "id": "b6_groupby_transform",
+        "setup": """import numpy as np
+import pandas as pd
+rng = np.random.default_rng(62)
+events = pd.DataFrame({'user': rng.integers(0, 40000, 500000), 'value': rng.normal(size=500000)})""",
+        "cell": "events['z'] = events.groupby('user')['value'].transform(lambda s: (s - s.mean()) / (s.std() + 1))",
+        "note": "groupby().transform of a Python function over 40,000 groups",
+    },
+    {
+        "id": "b6_while_two_conditions",
+        "setup": """import numpy as np
+rng = np.random.default_rng(63)
+w = rng.normal(size=100)
+A = rng.normal(size=(200, 100))
+b = A @ rng.normal(size=100)""",
+        "cell": """step, err = 0, 1.0
+while step < 60_000 and err > 1e-12:
+    grad = A.T @ (A @ w - b) / 200
+    w -= 0.001 * grad
+    err = float(grad @ grad)
+    step += 1""",
+        "note": "gradient descent in a while loop with a step counter and a tolerance",
+    },
+    {
+        "id": "b6_nested_strided",
+        "setup": "n = 12000",
+        "cell": """hits = 0
+for i in range(n):
+    for j in range(i, n, 3):
+        hits += (i + j) & 1""",
+        "note": "for i in range(n): for j in range(i, n, 3): the inner length shrinks by a third of one",
+    },
+    {
+        "id": "b6_small_arrays_kept",
+        "setup": "import numpy as np",
+        "cell": """frames = []
+for i in range(3000):
+    frames.append(np.random.rand(120, 120))""",
+        "note": "3,000 arrays of 115 kB kept: about 350 MB, fits",
+    },
+    {
+        "id": "b6_oom_int64_tensors",
+        "setup": "import torch",
+        "cell": """kept = []
+for i in range(100):
+    kept.append(torch.ones(50_000_000, dtype=torch.int64))  # 400 MB each""",
+        "note": "100 x 400 MB = 40 GB of tensors on a 24 GB machine: out of memory by arithmetic; never run",
+        "expect_oom": True,
+        "real": False,
+    },
+]
+
+
 def main() -> None:
     out = Path(__file__).with_name("cases.jsonl")
     with out.open("w", encoding="utf-8") as fh:
@@ -747,6 +856,7 @@ def main() -> None:
             ("blind3", BLIND3),
             ("blind4", BLIND4),
             ("blind5", BLIND5),
+            ("blind6", BLIND6),
         ):
             for case in cases:
                 fh.write(
@@ -756,7 +866,7 @@ def main() -> None:
                     + "\n"
                 )
     print(
-        f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind, {len(BLIND2)} blind2, {len(BLIND3)} blind3, {len(BLIND4)} blind4, {len(BLIND5)} blind5"
+        f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind, {len(BLIND2)} blind2, {len(BLIND3)} blind3, {len(BLIND4)} blind4, {len(BLIND5)} blind5, {len(BLIND6)} blind6"
     )
 
 
