@@ -54,6 +54,8 @@ def test_the_budget_ends_a_long_cell(kit: SimpleNamespace) -> None:
     outcome = kit.run_here("import time\ntime.sleep(60)", budget_s=0.5)
     assert outcome["status"] == "timed_out"
     assert "0.5 s budget" in outcome["reason"]
+    # with no loop to tell how far it got, it still takes at least the budget
+    assert outcome["forecast"]["at_least"] and outcome["forecast"]["seconds"] == 0.5, outcome["forecast"]
     assert not [c for c in kit.children_of(os.getpid()) if c[1] == "Z"]
 
 

@@ -272,6 +272,7 @@ class Trial:
                 "status": "timed_out",
                 "reason": f"the cell ran past the {float(self.opts['budget_s']):g} s budget"
                 + self.timeout_hint,
+                "elapsed_ms": ms(float(self.opts["budget_s"])),  # it runs at least that long
             }
             progress = [r for r in reports if r.get("phase") == "progress"]
             if progress:  # how far it got (quick.py counts the loops' iterations)
