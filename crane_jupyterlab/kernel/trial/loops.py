@@ -318,13 +318,13 @@ class Runtime:
             rate = elapsed / max(n, 1)
             if first and n > 1:
                 rate = min(rate, (now - first) / (n - 1))
-            if mark is not None and mark[1] > 0 and n - mark[1] >= 16:
-                early, late = (mark[0] - started) / mark[1], (now - mark[0]) / (n - mark[1])
-                if late > 1.25 * early:  # their centres are n/2 apart
-                    slope = (late - early) / (n / 2)
-                    at_n = late + slope * (n - mark[1]) / 2
-                    rest = total - n
-                    return at_n * rest + slope * rest * rest / 2 > left
+            rates = _slowing(started, n, mark, now)
+            if rates is not None:  # their centres are n/2 apart
+                early, late, after = rates
+                slope = (late - early) / (n / 2)
+                at_n = late + slope * after / 2
+                rest = total - n
+                return at_n * rest + slope * rest * rest / 2 > left
             return rate * (total - n) > left
         return elapsed > max(self.long_s, 0.5 * self.budget_s)
 
@@ -410,12 +410,8 @@ class Runtime:
         checks: it projects within HANDOFF of the trial's time left at its rate so far; no loop (or
         library call) started inside it, whose length may grow with the run; its later iterations ran
         no slower than its earlier ones."""
-        if not self.handoff or self.starts != run.starts:
+        if not self.handoff or self.starts != run.starts or _slowing(run.started, n, mark, now):
             return False
-        if mark[1] > 0 and n - mark[1] >= 16:
-            early, late = (mark[0] - run.started) / mark[1], (now - mark[0]) / (n - mark[1])
-            if late > 1.25 * early:
-                return False
         return (now - run.started) / n * (total - n) < HANDOFF * self.left(time.monotonic())
 
     def _each(self, loop: Loop, it: Iterator[Any], total: int | None, run: _Run) -> Iterator[Any]:
@@ -632,9 +628,8 @@ class Runtime:
             # past the runs whose memory is read (an inner loop's many runs): the reads are off the clock
             runtime._loop(0).runs = runtime._loop(1).runs = 3
             runtime.handoff = False  # a run counted to its end; a run handed over is timed below
+            short, runs, tiny, many, long = 64, 64, 4, 256, 8192
             for kind, (counted, bare) in _CALIBRATION.items():
-                short, runs, tiny, many, long = 64, 64, 4, 256, 8192
-
                 of_short = _extra(counted, bare, runtime, runs, short)
                 of_tiny = _extra(counted, bare, runtime, many, tiny)
                 first = max((of_short - of_tiny) / (short - tiny), 0.0)
@@ -723,6 +718,19 @@ class Runtime:
                 counts |= _stored(stmt)
         calls_user = any(_user_function(ns.get(n)) for n in reads)
         return reads & values, reads & counts, calls_user, bool(values)
+
+
+def _slowing(
+    started: float, n: int, mark: tuple[float, int] | None, now: float
+) -> tuple[float, float, int] | None:
+    """The seconds an iteration took before `mark` (the time and count at about half of the `n` since
+    `started`) and after it, and how many ran after it, where the later ran clearly slower (an inner
+    loop that grows with the outer index); None where they did not, or too few ran after it to tell."""
+    if mark is None or mark[1] <= 0 or n - mark[1] < 16:
+        return None
+    after = n - mark[1]
+    early, late = (mark[0] - started) / mark[1], (now - mark[0]) / after
+    return (early, late, after) if late > 1.25 * early else None
 
 
 def _counting_may_show(loops: list[dict[str, Any]]) -> bool:
