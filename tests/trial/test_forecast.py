@@ -225,3 +225,13 @@ def test_a_quick_trial_measures_what_a_growing_loop_adds(kit: SimpleNamespace, o
     assert spawned["worker"] is not None, spawned
     per = spawned["forecast"]["projected_from"][0]["memory_kb_per_iteration"]
     assert 0.5 * MB < per < 2 * MB, spawned
+
+
+def test_a_cell_that_grows_to_its_end_between_memory_checks_is_seen_at_its_peak(kit: SimpleNamespace) -> None:
+    # 200 MB kept, in much less than the watcher's 0.25 s between its checks: the peak is at the end
+    cell = "keep = [bytearray(1 << 20) for _ in range(200)]\nfor b in keep:\n    b[::4096] = b'x' * 256"
+    outcome = kit.run_here(cell, {}, budget_s=5.0)
+    ahead = outcome["forecast"]
+    assert outcome["status"] == "finished" and ahead["basis"] == "observed", outcome
+    grew = ahead["peak_memory_mb"] - (forecast.resident_kb() or 0) / 1024
+    assert 180 < grew < 260, ahead
