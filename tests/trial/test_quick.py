@@ -299,6 +299,31 @@ def test_a_long_apply_runs_on_its_first_rows_and_keeps_the_real_index(kit: Simpl
     assert reads["exception"] == "TypeError" and reads["quick"]["crash"] == "depends"
 
 
+def test_a_long_transform_of_a_grouped_column_runs_on_its_first_groups(kit: SimpleNamespace) -> None:
+    pd = pytest.importorskip("pandas")
+    import numpy as np
+
+    users = np.random.default_rng(3).integers(0, 20_000, 100_000).astype(float)
+    users[::97] = np.nan  # in no group
+    frame = pd.DataFrame({"user": users, "a": np.arange(100_000.0)})
+    slow = SLOW_ROW.replace("row['a'] * 2", "row - row.mean()")
+    # The rows of the groups that ran hold the real transform's values (the first two at least).
+    cell = slow + (
+        "df['z'] = df.groupby('user')['a'].transform(score)\n"
+        "real = df['a'] - df.groupby('user')['a'].transform('mean')\n"
+        "number = df.groupby('user').ngroup()\n"
+        "assert np.isclose(df['z'], real)[(number >= 0) & (number < 2)].all()\n"
+        "assert len(df['z']) == 100_000 and df['z'].dtype == 'float64'"
+    )
+    outcome = quick_run(kit, cell, {"df": frame, "np": np})
+    assert outcome["status"] == "finished", outcome
+    rows = next(loop for loop in outcome["quick"]["loops"] if loop["kind"] == "rows")
+    groups = frame.groupby("user").ngroups
+    assert rows["cut"] and rows["total"] == groups and 2 <= rows["iterations"] < groups
+    forecast = outcome["forecast"]
+    assert forecast["basis"] == "projected" and forecast["seconds"] > groups * 0.0002
+
+
 def test_a_crash_inside_the_function_on_a_first_row_is_certain(kit: SimpleNamespace) -> None:
     pd = pytest.importorskip("pandas")
     ns: dict[str, Any] = {"df": pd.DataFrame({"a": [1] * 50 + [None] + [1] * 200_000}, dtype=object)}

@@ -7,7 +7,8 @@ quick.py wraps every call of a known long API in the cell (`METHODS`, `FUNCTIONS
 object it is bound to (only libraries the kernel has imported are looked at), and:
 
 - **row-wise calls** (`Series.apply/map`, `DataFrame.apply(axis=1)`, `DataFrame.map/applymap`,
-  `GroupBy.apply/transform/agg` grouped by column names, with a Python function) run on the whole data
+  `GroupBy.apply/transform/agg` grouped by column names, and `transform` of any grouping, with a Python
+  function) run on the whole data
   with the function counted and timed; once the rows so far project past what is left of the budget, the
   call stops before its next row and runs again on the rows that ran (the first rows, in the order the
   library takes them). The result is tiled back to the real index (its rows repeated in order), so the
@@ -141,10 +142,13 @@ def _grouped(fn: Any, owner: Any, name: str, args: Any, kwargs: Any, key: Any, f
     frame = getattr(owner, "obj", None)
     names = [keys] if isinstance(keys, str) else keys
     pd = sys.modules["pandas"]
-    if not isinstance(frame, pd.DataFrame) or not isinstance(names, list):
-        return None  # a column of a grouped frame, or keys that are not column names: whole
-    if not all(isinstance(k, str) and k in frame.columns for k in names):
-        return None
+    if not (
+        isinstance(frame, pd.DataFrame)
+        and isinstance(names, list)
+        and all(isinstance(k, str) and k in frame.columns for k in names)
+    ):
+        # a column of a grouped frame, keys that are not column names: only a transform can run again
+        return _by_numbers(fn, owner, args, kwargs, key, func) if name == "transform" else None
     if getattr(owner, "level", None) is not None:
         return None
     options = {
@@ -163,6 +167,31 @@ def _grouped(fn: Any, owner: Any, name: str, args: Any, kwargs: Any, key: Any, f
         if name == "transform":
             return _tiled(result, frame.index, len(head), positional=False)
         return result
+
+    return lambda rt, loop: _rows(rt, loop, fn, args, kwargs, key, func, ngroups, 1, again)
+
+
+def _by_numbers(fn: Any, owner: Any, args: Any, kwargs: Any, key: Any, func: Any) -> Any:
+    """A transform of any grouping (a column of a grouped frame, keys given as arrays): its result is
+    aligned with the rows, so cut, it runs again on the rows of the groups that ran, grouped by their
+    numbers (`ngroup`, the order the library calls them in; a NaN key's rows are in none). Those rows
+    get their values; the others the tiling's."""
+    pd = sys.modules["pandas"]
+    data = getattr(owner, "obj", None)
+    if not isinstance(data, (pd.Series, pd.DataFrame)):
+        return None
+    ngroups = int(owner.ngroups)
+
+    def again(m: int, call_args: tuple[Any, ...], call_kwargs: dict[str, Any]) -> Any:
+        numbers = owner.ngroup().to_numpy()
+        keep = (numbers >= 0) & (numbers < m)
+        head = data[keep]
+        result = head.groupby(numbers[keep], sort=False).transform(*call_args, **call_kwargs)
+        out = _tiled(result, data.index, len(head), positional=False)
+        if out is not result:  # the rows that ran hold their own values, not the tiling's
+            with contextlib.suppress(Exception):
+                out.iloc[keep.nonzero()[0]] = result.to_numpy()
+        return out
 
     return lambda rt, loop: _rows(rt, loop, fn, args, kwargs, key, func, ngroups, 1, again)
 
