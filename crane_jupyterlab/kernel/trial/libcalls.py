@@ -207,7 +207,8 @@ def _rows(
     total = total_rows * per
     started = time.monotonic()
     token = _Cut()
-    counted, state = counting(rt, func, total, per, started, token)
+    held: list[tuple[int, int]] = []  # what the call holds at its first call (past its set-up), at the cut
+    counted, state = counting(rt, func, total, per, started, token, lambda: held.append(rt._footprint()[0]))
     if args:
         new_args, new_kwargs = (counted, *args[1:]), kwargs
     else:
@@ -226,6 +227,9 @@ def _rows(
     now = time.monotonic()
     loop.seconds += now - started
     loop.length(total_rows)
+    if len(held) == 2:  # what the rows so far keep (their results, before the library joins them)
+        (rss, heap), (rss_cut, heap_cut) = held  # the larger growth of the two, as loops.grew
+        loop.grew_kb = loop.steady_kb = loop.grew_kb + max(0, rss_cut - rss, heap_cut - heap)
     if first_call and calls > 1:  # the set-up once, then every row at the rate of the rows after it
         rate = (now - first_call) / (calls - 1)
         loop.whole_s = (first_call - started) + rate * total
@@ -234,11 +238,13 @@ def _rows(
 
 
 def counting(
-    rt: Any, func: Any, total: int, per: int, started: float | None, token: BaseException
-) -> tuple[Callable[..., Any], Callable[[], tuple[int, float]]]:
-    """`func` counted: raises `token` once what is left of `total` calls projects past the budget; and
-    a reader of (calls so far, when the library first called it: what came before is its set-up). Past
-    64 calls the clock is read every 16th: a cheap function's rate is its own."""
+    rt: Any, func: Any, total: int, per: int, started: float | None, token: BaseException,
+    mark: Callable[[], Any] | None = None,
+) -> tuple[Callable[..., Any], Callable[[], tuple[int, float]]]:  # fmt: skip
+    """`func` counted: raises `token` once what is left of `total` calls projects past the budget; and a
+    reader of (calls so far, when the library first called it: what came before is its set-up). Past 64
+    calls the clock is read every 16th: a cheap function's rate is its own. `mark` is called at the
+    first call and before the cut, while the library still holds what the calls returned."""
     started = time.monotonic() if started is None else started
     least = min(SAMPLE_S, 0.1 * rt.left(started))
     calls = 0
@@ -250,8 +256,12 @@ def counting(
             now = time.monotonic()
             elapsed = now - started
             if elapsed >= least and elapsed / calls * (total - calls) > rt.left(now):
+                if mark is not None:
+                    mark()
                 raise token
         elif not calls:
+            if mark is not None:
+                mark()
             first_call = time.monotonic()
         calls += 1
         return func(*a, **kw)
