@@ -179,6 +179,14 @@ class ForecastBasis(BaseModel):
     memory_kb_per_iteration: float | None = None  # what each iteration after the first kept in memory
 
 
+class ForecastThreads(BaseModel):
+    """Torch's compute, run on fewer threads in the trial than the kernel's: scaled to the kernel's."""
+
+    trial: int  # the trial's threads (a fork runs torch on one)
+    kernel: int  # the kernel's: what the real run uses
+    share: float  # of the trial's time, torch's compute took this share
+
+
 class RunsOutAt(BaseModel):
     """Where a cell projected to run out of memory would: its loop's line and iteration."""
 
@@ -190,7 +198,8 @@ class RunsOutAt(BaseModel):
 class Forecast(BaseModel):
     """Before the cell runs: how long it takes whole and what the kernel's memory peaks at, from what its
     trial measured (kernel/trial/forecast.py). `observed`: the trial ran it whole (or to its crash);
-    `projected`: from the first iterations of loops it cut. Never a claim that the cell crashes."""
+    `projected`: from the first iterations of loops it cut, or from fewer threads than the kernel's.
+    Never a claim that the cell crashes."""
 
     seconds: float | None = None  # the full cell's wall time (to its crash, for one that crashes)
     seconds_low: float | None = None
@@ -198,6 +207,7 @@ class Forecast(BaseModel):
     at_least: bool = False  # a loop of unknown length or a sampled library call: `seconds` is a lower bound
     basis: Literal["observed", "projected"] = "observed"
     projected_from: list[ForecastBasis] = Field(default_factory=list)
+    threads: ForecastThreads | None = None  # the times scaled from the trial's threads to the kernel's
     peak_memory_mb: float | None = None  # the kernel's resident memory at the cell's peak
     memory_available_mb: float | None = (
         None  # what the kernel may hold: now, plus the machine's or cgroup's room

@@ -43,6 +43,7 @@ MANIFEST = (
     "trial/quick",
     "trial/tfwork",
     "trial/shell_commands",
+    "trial/threads",
     "trial/execute",
     "trial/chain",
     "trial/state",

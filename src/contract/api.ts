@@ -214,7 +214,8 @@ export interface IBelowOutcome {
 /**
  * Before the cell runs: how long it takes whole and what the kernel's memory peaks at, from what its
  * trial measured (kernel/trial/forecast.py). `observed`: the trial ran it whole (or to its crash);
- * `projected`: from the first iterations of loops it cut. Never a claim that the cell crashes.
+ * `projected`: from the first iterations of loops it cut, or from fewer threads than the kernel's.
+ * Never a claim that the cell crashes.
  */
 export interface IForecast {
   seconds: number | null;
@@ -223,6 +224,7 @@ export interface IForecast {
   at_least: boolean;
   basis: 'observed' | 'projected';
   projected_from: IForecastBasis[];
+  threads: IForecastThreads | null;
   peak_memory_mb: number | null;
   memory_available_mb: number | null;
   gpu_peak_mb: number | null;
@@ -315,6 +317,13 @@ export interface IForecastBasis {
   runs: number | null;
   seconds_per_iteration: number | null;
   memory_kb_per_iteration: number | null;
+}
+
+/** Torch's compute, run on fewer threads in the trial than the kernel's: scaled to the kernel's. */
+export interface IForecastThreads {
+  trial: number;
+  kernel: number;
+  share: number;
 }
 
 /** Where a cell projected to run out of memory would: its loop's line and iteration. */

@@ -274,7 +274,37 @@ export function basisText(
     : text;
 }
 
-/** Where a forecast's numbers come from: "observed in its trial run", or one line per loop. */
+/**
+ * The threads a forecast was scaled over: "torch's compute, 94 % of its trial's time, ran there on one
+ * thread; the kernel runs it on 8, taken as faster"; '' when it was not.
+ */
+export function threadsText(
+  trans: TranslationBundle,
+  forecast: IForecast
+): string {
+  const threads = forecast.threads ?? null;
+  if (!threads) {
+    return '';
+  }
+  const share = Math.round(threads.share * 100);
+  return threads.trial === 1
+    ? trans.__(
+        "torch's compute, %1 % of its trial's time, ran there on one thread; the kernel runs it on %2, taken as faster",
+        share,
+        threads.kernel
+      )
+    : trans.__(
+        "torch's compute, %1 % of its trial's time, ran there on %2 threads; the kernel runs it on %3, taken as faster",
+        share,
+        threads.trial,
+        threads.kernel
+      );
+}
+
+/**
+ * Where a forecast's numbers come from: "observed in its trial run", or one line per loop, and one for
+ * the threads it was scaled over.
+ */
 export function basisLines(
   trans: TranslationBundle,
   forecast: IForecast
@@ -283,6 +313,13 @@ export function basisLines(
     return [trans.__('observed in its trial run')];
   }
   const lines = forecast.projected_from.map(entry => basisText(trans, entry));
+  const threads = threadsText(trans, forecast);
+  if (threads) {
+    return [
+      ...(lines.length ? lines : [trans.__('its trial ran it whole')]),
+      threads
+    ];
+  }
   return lines.length
     ? lines
     : [trans.__("projected from the first iterations of the trial's loops")];

@@ -29,6 +29,47 @@ def test_a_trial_that_ran_the_cell_whole_observed_its_time() -> None:
     )
 
 
+def test_torch_s_share_of_a_trial_on_one_thread_is_scaled_to_the_kernel_s_threads() -> None:
+    done = {"status": "finished", "elapsed_ms": 8000.0, "quick": {"loops": []}}
+    ahead = forecast.build({**done, "threads": {"kernel": 4, "share": 0.5}}, 0)
+    assert ahead is not None and ahead["basis"] == "projected"
+    assert ahead["seconds"] == pytest.approx(8 * (0.5 + 0.5 / 4**forecast.SCALING), abs=0.01)
+    assert (ahead["seconds_low"], ahead["seconds_high"]) == (5.0, 8.0)  # at best 4 times, at worst as is
+    assert ahead["threads"] == {"trial": 1, "kernel": 4, "share": 0.5}
+    # a projection too, and a lower bound stays one: scaled by the best case
+    loop = cut(iterations=2, total=100, seconds=0.3, first_s=0.2)
+    two = {"kernel": 2, "share": 1.0}
+    projected = forecast.build({**done, "quick": {"loops": [loop]}, "threads": two}, 0)
+    plain = forecast.build({**done, "quick": {"loops": [loop]}}, 0)
+    assert projected is not None and plain is not None
+    assert projected["seconds"] == pytest.approx(plain["seconds"] / 2**forecast.SCALING, rel=0.01)
+    endless = cut(iterations=3, total=None, seconds=0.3)
+    bound = forecast.build({**done, "quick": {"loops": [endless]}, "threads": two}, 0)
+    assert bound is not None and bound["at_least"] and bound["seconds"] == 4.0
+    # nothing to scale: one thread in the kernel, or torch took next to none of the time
+    for threads in ({"kernel": 1, "share": 0.9}, {"kernel": 8, "share": 0.01}, "x"):
+        same = forecast.build({**done, "threads": threads}, 0)
+        assert same is not None and same["basis"] == "observed" and same["seconds"] == 8.0
+
+
+def test_a_trial_samples_torch_s_compute_where_the_kernel_has_more_threads(kit: SimpleNamespace) -> None:
+    torch = pytest.importorskip("torch")
+    if torch.get_num_threads() < 2:
+        pytest.skip("this machine runs torch on one thread: a trial's share is not scaled")
+    from torch import nn
+
+    net = nn.Sequential(nn.Linear(256, 512), nn.ReLU())
+    ns = {"torch": torch, "net": net, "data": torch.randn(60_000, 256)}
+    cell = "with torch.no_grad():\n    for i in range(0, len(data), 500):\n        net(data[i:i + 500])"
+    outcome = kit.run_here(cell, ns, budget_s=10.0)
+    assert outcome["status"] == "finished" and outcome["threads"]["kernel"] == torch.get_num_threads()
+    assert outcome["threads"]["share"] > 0.5, outcome["threads"]
+    assert outcome["forecast"]["threads"] is not None and outcome["forecast"]["basis"] == "projected"
+    # Python's own work is not torch's, nor is what a user's frame released (numpy's loops)
+    python = kit.run_here("s = 0\nfor i in range(2_000_000):\n    s += i", ns, budget_s=10.0)
+    assert python["status"] == "finished" and "threads" not in python, python.get("threads")
+
+
 def test_a_cut_loop_is_projected_at_its_steady_rate_with_a_range() -> None:
     # 2 of 100 iterations in 0.3 s, the first (a warm-up) 0.2 s: 0.1 s each after it
     loop = cut(iterations=2, total=100, seconds=0.3, first_s=0.2)

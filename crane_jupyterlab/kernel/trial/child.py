@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from ..cell import runnable
-from . import chain, execute, quick, shell_commands, tfwork, transfer
+from . import chain, execute, quick, shell_commands, tfwork, threads, transfer
 from .outcome import ms, private_kb, unavailable
 from .sandbox import confine, inherited, overlay, seccomp
 from .sandbox.hooks import Guard
@@ -331,6 +331,7 @@ def _single_threaded() -> None:  # pragma: no cover - child only
     torch = sys.modules.get("torch")
     if torch is not None:
         with contextlib.suppress(Exception):
+            threads.KERNEL[0] = int(torch.get_num_threads())  # what the real run will use
             torch.set_num_threads(1)
     try:
         with open("/proc/self/maps") as fh:

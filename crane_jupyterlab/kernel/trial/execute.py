@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from ..cell import runnable
-from . import cudamemory, quick, shell_commands, tfwork
+from . import cudamemory, quick, shell_commands, tfwork, threads
 from .outcome import ms
 from .sandbox.hooks import Guard, Refused
 
@@ -43,34 +43,43 @@ def run(
     shown = _ShownErrors(shell)
     installs = shell_commands.mark()
     gpu = cudamemory.Trial()  # a worker's: above its copies of the inputs
+    sampler = threads.Sampler()  # torch's compute, which this fork runs on one thread
     t0 = time.perf_counter()
+    sampler.start()
     try:
         prepared = loops(code_text, CELL_FILE, ns) if loops is not None else code_text
         _execute(prepared, code_text, ns, shell, flags)
         _draw_figures(shell)
     except BaseException as exc:
         outcome = classify(exc, source, guard, report, ms(time.perf_counter() - t0))
-        return _noted(quick.conclude(outcome, ns, exc), installs, gpu)
+        return _noted(quick.conclude(outcome, ns, exc), installs, gpu, sampler)
     finally:
         shown.restore()
     elapsed = ms(time.perf_counter() - t0)
     if shown.first is not None:
         error, line = shown.first
-        return _noted(
-            quick.conclude(classify(error, source, guard, report, elapsed, line), ns, error), installs, gpu
-        )
-    return _noted(quick.conclude({"status": "finished", "elapsed_ms": elapsed}, ns, None), installs, gpu)
+        crashed = classify(error, source, guard, report, elapsed, line)
+        return _noted(quick.conclude(crashed, ns, error), installs, gpu, sampler)
+    finished = {"status": "finished", "elapsed_ms": elapsed}
+    return _noted(quick.conclude(finished, ns, None), installs, gpu, sampler)
 
 
-def _noted(outcome: dict[str, Any], installs: int, gpu: cudamemory.Trial) -> dict[str, Any]:
-    """The outcome with what the cell's package installs were answered with (shell_commands.py) and, where
-    the process counts CUDA memory, the cell's peak on the GPU above what it held before (`gpu_extra_kb`)."""
+def _noted(
+    outcome: dict[str, Any], installs: int, gpu: cudamemory.Trial, sampler: threads.Sampler
+) -> dict[str, Any]:
+    """The outcome with what the cell's package installs were answered with (shell_commands.py); where
+    the process counts CUDA memory, the cell's peak on the GPU above what it held before (`gpu_extra_kb`);
+    where this fork ran torch on fewer threads than the kernel has, the share of its time that took
+    (`threads`)."""
     note = shell_commands.installs_note(installs)
     if note:
         outcome["installs"] = note
     extra = gpu.extra_kb()
     if extra is not None:
         outcome["gpu_extra_kb"] = extra
+    sampled = sampler.stop()
+    if sampled is not None and sampled["share"] > 0:
+        outcome["threads"] = sampled
     return outcome
 
 

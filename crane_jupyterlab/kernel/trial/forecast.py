@@ -13,6 +13,10 @@ against those that ran (about the square of its length for `range(i)`, half the 
 `range(i, n)`). A library call run on a sample (libcalls) is projected from its timed sizes; a cut loop
 of unknown length (a `while`, a generator) makes the time a lower bound (`at_least`).
 
+Threads: the fork runs torch on one thread; the kernel on its own count, n. The share of the trial's time
+torch's compute took (threads.py) is assumed n ** SCALING times faster in the kernel, at best n times
+(the range's low end), at worst no faster (its high end); the time is then *projected*, not observed.
+
 Memory: the kernel's resident memory now, plus what the trial added at its peak (`extra_kb`, the trial
 process's own pages), plus what each cut loop's iterations added after their first one, times the
 iterations left. Against what the kernel can have: its resident memory plus the machine's available
@@ -38,6 +42,10 @@ from . import cudamemory
 
 # A trial's measured rate may be off by this much either way on a loaded machine: the range's margin.
 MARGIN = 1.25
+# torch's compute on n threads is assumed n ** SCALING times as fast as on one (1.68 on 2). Chosen from a
+# prototype on 2 cores: an inference loop ran 1.68 times as fast, a small CNN's training 1.16 times
+# (threads.py); the forecast suite's torch loops ran 0.8 to 1.8 times as fast in a kernel as on one thread.
+SCALING = 0.75
 # A library call stopped after its first iterations, whose length is unknown (scipy's minimize).
 _SAMPLED = ("minimize",)
 
@@ -70,9 +78,10 @@ def build(
     elapsed = max(elapsed - counting, 0.5 * elapsed)  # the cell's own time: the trial counted its loops
     cut = [loop for loop in loops if loop.get("cut")]
     if not cut:
-        ahead = memory({"seconds": round(elapsed, 2), "seconds_low": round(elapsed, 2),
-                        "seconds_high": round(elapsed, 2), "at_least": False, "basis": "observed",
-                        "projected_from": []}, extra_kb, 0, kernel_kb, available_kb, None)  # fmt: skip
+        whole = _threaded({"seconds": round(elapsed, 2), "seconds_low": round(elapsed, 2),
+                           "seconds_high": round(elapsed, 2), "at_least": False, "basis": "observed",
+                           "projected_from": []}, outcome.get("threads"))  # fmt: skip
+        ahead = memory(whole, extra_kb, 0, kernel_kb, available_kb, None)
         return gpu_memory(ahead, gpu, gpu_extra_kb, 0.0, None)
     mid = low = high = 0.0
     at_least = False
@@ -107,8 +116,28 @@ def build(
     forecast = {"seconds": round(elapsed + mid, 2), "seconds_low": round(elapsed + low, 2),
                 "seconds_high": None if at_least else round(elapsed + high, 2), "at_least": at_least,
                 "basis": "projected", "projected_from": [_basis(loop) for loop in cut][:6]}  # fmt: skip
+    forecast = _threaded(forecast, outcome.get("threads"))
     ahead = memory(forecast, extra_kb, grows_kb, kernel_kb, available_kb, worst)
     return gpu_memory(ahead, gpu, gpu_extra_kb, gpu_grows_kb, gpu_worst)
+
+
+def _threaded(forecast: dict[str, Any], sampled: Any) -> dict[str, Any]:
+    """`forecast`'s times on the kernel's threads, where its trial ran torch's compute on fewer
+    (`sampled`: threads.Sampler's report); as it is otherwise."""
+    if not isinstance(sampled, dict):
+        return forecast
+    n, share = sampled.get("kernel"), sampled.get("share")
+    if not isinstance(n, int) or n <= 1 or not isinstance(share, (int, float)) or not 0.05 <= share <= 1:
+        return forecast
+    assumed = 1 - share + share / n**SCALING
+    best = 1 - share + share / n
+    seconds = float(forecast["seconds"])
+    # a lower bound stays one: at best the kernel's threads speed it up n times
+    forecast["seconds"] = round(seconds * (best if forecast.get("at_least") else assumed), 2)
+    forecast["seconds_low"] = round(float(forecast["seconds_low"]) * best, 2)
+    forecast["basis"] = "projected"
+    forecast["threads"] = {"trial": 1, "kernel": n, "share": round(float(share), 3)}
+    return forecast
 
 
 def _own_time(loops: list[dict[str, Any]], quick: dict[str, Any]) -> tuple[list[dict[str, Any]], float]:

@@ -10,6 +10,7 @@ export function forecast(over: Partial<IForecast> = {}): IForecast {
     at_least: false,
     basis: 'observed',
     projected_from: [],
+    threads: null,
     peak_memory_mb: 850,
     memory_available_mb: 24576,
     gpu_peak_mb: null,

@@ -157,6 +157,22 @@ describe('the basis', () => {
     ).toBe('projected from 1000 of 100000 rows of the library call at line 3');
   });
 
+  it("says when the times were scaled from the trial's one thread to the kernel's", () => {
+    const threads = { trial: 1, kernel: 8, share: 0.94 };
+    expect(
+      basisLines(trans, forecast({ basis: 'projected', threads }))
+    ).toEqual([
+      'its trial ran it whole',
+      "torch's compute, 94 % of its trial's time, ran there on one thread; the kernel runs it on 8, taken as faster"
+    ]);
+    expect(
+      basisLines(
+        trans,
+        forecast({ basis: 'projected', projected_from: [loop()], threads })
+      )[1]
+    ).toContain('the kernel runs it on 8');
+  });
+
   it('says a projection without a loop to name plainly', () => {
     expect(
       basisLines(trans, forecast({ basis: 'projected', projected_from: [] }))
