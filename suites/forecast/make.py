@@ -846,6 +846,154 @@ for i in range(100):
 ]
 
 
+# Written before the bench ran on any of them (at 1845327); measured once.
+BLIND7 = [
+    {
+        "id": "b7_torch_regression_loader",
+        "setup": """import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+torch.manual_seed(7)
+X = torch.randn(20000, 32)
+y = X[:, :4].sum(dim=1, keepdim=True) + 0.1 * torch.randn(20000, 1)
+loader = DataLoader(TensorDataset(X, y), batch_size=128, shuffle=True)
+reg = nn.Sequential(nn.Linear(32, 128), nn.ReLU(), nn.Linear(128, 1))
+opt = torch.optim.Adam(reg.parameters(), lr=1e-3)""",
+        "cell": """for epoch in range(15):
+    for xb, yb in loader:
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(reg(xb), yb)
+        loss.backward()
+        opt.step()""",
+        "note": "an MLP regression over a shuffled DataLoader, 15 epochs of 157 batches",
+    },
+    {
+        "id": "b7_torch_transformer_slices",
+        "setup": """import torch
+from torch import nn
+torch.manual_seed(71)
+tokens = torch.randn(8000, 32, 64)
+labels = torch.randint(0, 2, (8000,))
+encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(64, 4, 128, batch_first=True), 1)
+head = nn.Linear(64, 2)
+opt = torch.optim.AdamW(list(encoder.parameters()) + list(head.parameters()), lr=3e-4)""",
+        "cell": """for epoch in range(4):
+    for i in range(0, len(tokens), 64):
+        out = head(encoder(tokens[i:i + 64]).mean(dim=1))
+        loss = nn.functional.cross_entropy(out, labels[i:i + 64])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()""",
+        "note": "a one-layer transformer encoder trained over slices of 64 sequences, 4 epochs of 125",
+    },
+    {
+        "id": "b7_keras_classifier",
+        "setup": """import numpy as np
+import keras
+rng = np.random.default_rng(72)
+X = rng.normal(size=(30000, 20)).astype('float32')
+y = (X[:, 0] + X[:, 1] > 0).astype('int32') + (X[:, 2] > 1).astype('int32')
+clf = keras.Sequential([keras.Input((20,)), keras.layers.Dense(32, activation='relu'), keras.layers.Dense(3, activation='softmax')])
+clf.compile('adam', 'sparse_categorical_crossentropy', metrics=['accuracy'])""",
+        "cell": "history = clf.fit(X, y, epochs=8, batch_size=32, verbose=0)",
+        "note": "a Keras three-class classifier, 8 epochs of 938 batches",
+    },
+    {
+        "id": "b7_grid_search_forest",
+        "setup": """from sklearn.datasets import make_classification
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.model_selection import GridSearchCV
+X, y = make_classification(n_samples=8000, n_features=20, n_informative=8, random_state=7)""",
+        "cell": """search = GridSearchCV(RandomForestClassifier(n_estimators=50, random_state=0), {'max_depth': [4, 8, None]}, cv=3)
+search.fit(X, y)""",
+        "note": "a grid search of random forests: 3 depths x 3 folds, and the refit",
+    },
+    {
+        "id": "b7_pandas_apply_rows",
+        "setup": """import numpy as np
+import pandas as pd
+rng = np.random.default_rng(73)
+orders = pd.DataFrame({'qty': rng.integers(1, 20, 200000), 'price': rng.uniform(1, 100, 200000), 'region': rng.choice(['north', 'south', 'east'], 200000)})""",
+        "cell": """orders['total'] = orders.apply(lambda r: r['qty'] * r['price'] * (1.2 if r['region'] == 'north' else 1.0), axis=1)""",
+        "note": "DataFrame.apply over 200,000 rows with a Python function",
+    },
+    {
+        "id": "b7_hist_gradient_boosting",
+        "setup": """import numpy as np
+from sklearn.ensemble import HistGradientBoostingRegressor
+rng = np.random.default_rng(74)
+X = rng.normal(size=(100000, 30))
+y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) + rng.normal(scale=0.1, size=100000)""",
+        "cell": """hgb = HistGradientBoostingRegressor(max_iter=200, early_stopping=False, random_state=0)
+hgb.fit(X, y)""",
+        "note": "a histogram gradient boosting fit: 200 iterations on 100,000 rows",
+    },
+    {
+        "id": "b7_collatz_while",
+        "setup": "",
+        "cell": """longest = 0
+n = 1
+while n < 100000:
+    m, steps = n, 0
+    while m != 1:
+        m = m // 2 if m % 2 == 0 else 3 * m + 1
+        steps += 1
+    longest = max(longest, steps)
+    n += 1""",
+        "note": "Collatz sequence lengths: a while loop whose inner while's length varies from run to run",
+    },
+    {
+        "id": "b7_nested_pairs",
+        "setup": """import random
+random.seed(75)
+pts = [(random.random(), random.random()) for _ in range(4000)]""",
+        "cell": """close = 0
+for i in range(len(pts)):
+    xi, yi = pts[i]
+    for j in range(i):
+        dx, dy = xi - pts[j][0], yi - pts[j][1]
+        if dx * dx + dy * dy < 0.001:
+            close += 1""",
+        "note": "pairs of 4,000 points: an inner loop as long as the outer index (8 million pairs)",
+    },
+    {
+        "id": "b7_dict_of_arrays",
+        "setup": "import numpy as np",
+        "cell": """cache = {}
+for k in range(2000):
+    cache[k] = np.zeros((250, 250)) + k""",
+        "note": "2,000 arrays of 500 kB kept in a dict: about 1 GB, fits",
+    },
+    {
+        "id": "b7_list_of_strings",
+        "setup": "",
+        "cell": """lines = []
+for i in range(3_000_000):
+    lines.append(f"{i},{i * i},{i % 7}")""",
+        "note": "3 million formatted strings kept in a list",
+    },
+    {
+        "id": "b7_groupby_apply_frame",
+        "setup": """import numpy as np
+import pandas as pd
+rng = np.random.default_rng(76)
+sales = pd.DataFrame({'store': rng.integers(0, 8000, 240000), 'day': rng.integers(0, 365, 240000), 'amount': rng.gamma(2.0, 30.0, 240000)})""",
+        "cell": "recent = sales.groupby('store').apply(lambda g: g.sort_values('day').tail(3))",
+        "note": "groupby().apply of a Python function returning frames, over 8,000 stores",
+    },
+    {
+        "id": "b7_oom_float64_blocks",
+        "setup": "import numpy as np",
+        "cell": """blocks = []
+for i in range(20):
+    blocks.append(np.ones((20000, 20000)))  # 3.2 GB each""",
+        "note": "20 x 3.2 GB = 64 GB of arrays on a 24 GB machine: out of memory by arithmetic; never run",
+        "expect_oom": True,
+        "real": False,
+    },
+]
+
+
 def main() -> None:
     out = Path(__file__).with_name("cases.jsonl")
     with out.open("w", encoding="utf-8") as fh:
@@ -857,6 +1005,7 @@ def main() -> None:
             ("blind4", BLIND4),
             ("blind5", BLIND5),
             ("blind6", BLIND6),
+            ("blind7", BLIND7),
         ):
             for case in cases:
                 fh.write(
@@ -866,7 +1015,7 @@ def main() -> None:
                     + "\n"
                 )
     print(
-        f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind, {len(BLIND2)} blind2, {len(BLIND3)} blind3, {len(BLIND4)} blind4, {len(BLIND5)} blind5, {len(BLIND6)} blind6"
+        f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind, {len(BLIND2)} blind2, {len(BLIND3)} blind3, {len(BLIND4)} blind4, {len(BLIND5)} blind5, {len(BLIND6)} blind6, {len(BLIND7)} blind7"
     )
 
 
