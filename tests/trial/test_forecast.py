@@ -65,9 +65,19 @@ def test_a_trial_samples_torch_s_compute_where_the_kernel_has_more_threads(kit: 
     assert outcome["status"] == "finished" and outcome["threads"]["kernel"] == torch.get_num_threads()
     assert outcome["threads"]["share"] > 0.5, outcome["threads"]
     assert outcome["forecast"]["threads"] is not None and outcome["forecast"]["basis"] == "projected"
-    # Python's own work is not torch's, nor is what a user's frame released (numpy's loops)
+    # a line of the user's that names a tensor or torch is torch's compute too
+    W = torch.randn(1024, 1024)
+    line = "for step in range(12):\n    h = torch.tanh(torch.randn(1024, 1024) @ W)"
+    mine = kit.run_here(line, {**ns, "W": W})
+    assert mine["status"] == "finished" and mine["threads"]["share"] > 0.5, mine.get("threads")
+    # Python's own work is not torch's, nor is what numpy's loops released
     python = kit.run_here("s = 0\nfor i in range(2_000_000):\n    s += i", ns, budget_s=10.0)
     assert python["status"] == "finished" and "threads" not in python, python.get("threads")
+    import numpy as np
+
+    numpy = "x = np.random.rand(2_000_000)\nfor _ in range(40):\n    x = np.sqrt(x * 1.0001 + 0.5)"
+    released = kit.run_here(numpy, {**ns, "np": np}, budget_s=10.0)
+    assert released["status"] == "finished" and "threads" not in released, released.get("threads")
 
 
 def test_a_cut_loop_is_projected_at_its_steady_rate_with_a_range() -> None:
