@@ -339,6 +339,37 @@ def test_what_a_cut_row_wise_call_keeps_per_row_is_projected_to_all_its_rows(kit
     assert 1200 < grows < 2400, outcome["forecast"]
 
 
+def test_a_fit_whose_time_grows_slower_than_its_rows_is_timed_again_on_a_larger_sample() -> None:
+    from crane_jupyterlab.kernel.trial import libcalls
+
+    class Est:
+        def __init__(self, warm: bool = False) -> None:
+            self.warm = warm
+
+        def get_params(self) -> dict[str, Any]:
+            return {"warm_start": self.warm}
+
+    rt = SimpleNamespace(left=lambda now: 8.0)
+    # 4 times the rows, 1.5 times the time (a fixed cost per tree): a larger sample, up to half the rows
+    assert libcalls._larger(rt, Est(), "fit", 100_000, [(400, 0.2), (1600, 0.3)]) == 50_000
+    # sized, at that growth (here the square root of the rows), to take a quarter of what is left
+    sized = libcalls._larger(rt, Est(), "fit", 10**7, [(400, 0.1), (1600, 0.2)])
+    assert sized == pytest.approx(160_000, rel=0.01)
+    # about linear or steeper, a fit that goes on from its state, a larger sample that is not 4x: none
+    assert libcalls._larger(rt, Est(), "fit", 100_000, [(400, 0.1), (1600, 0.4)]) is None
+    assert libcalls._larger(rt, Est(warm=True), "fit", 100_000, [(400, 0.2), (1600, 0.3)]) is None
+    assert libcalls._larger(rt, Est(), "partial_fit", 100_000, [(400, 0.2), (1600, 0.3)]) is None
+    assert libcalls._larger(rt, Est(), "fit", 10_000, [(400, 0.2), (1600, 0.3)]) is None
+    # projected from the two largest sizes: their own exponent, the high end at most linear
+    loop = loops.Loop(2, "fit")
+    libcalls._project(loop, 100_000, (400, 0.2), (1600, 0.3), (25_600, 0.6))
+    assert loop.whole_s == pytest.approx(0.6 * (100_000 / 25_600) ** 0.25, rel=0.01)
+    assert loop.whole_high_s == pytest.approx(0.6 * (100_000 / 25_600) ** 0.75, rel=0.01)
+    # two sizes: kept within 1 and 2, as a small sample's fixed costs hide the growth
+    libcalls._project(loop, 100_000, (400, 0.2), (1600, 0.3))
+    assert loop.whole_s == pytest.approx(0.3 * 100_000 / 1600, rel=0.01)
+
+
 def test_a_crash_inside_the_function_on_a_first_row_is_certain(kit: SimpleNamespace) -> None:
     pd = pytest.importorskip("pandas")
     ns: dict[str, Any] = {"df": pd.DataFrame({"a": [1] * 50 + [None] + [1] * 200_000}, dtype=object)}

@@ -19,7 +19,9 @@ object it is bound to (only libraries the kernel has imported are looked at), an
   `cross_val_score`-like functions: a clone is fitted on `PROBE_ROWS` evenly spaced rows (every
   argument with as many rows as `X` sampled alike: `y`, `groups`, `sample_weight`), timed, and the time
   projected to all rows; a call projected past half of what is left runs on an evenly spaced sample
-  sized to take a small share of it (the probe's own fit when that is big enough). Evenly spaced rows
+  sized to take a small share of it (the probe's own fit when that is big enough). A `fit` whose time
+  grew clearly slower than its rows from the probe to the sample (fixed costs per tree or iteration) is
+  fitted once more on a larger sample, and projected from the two largest. Evenly spaced rows
   keep the classes of sorted data. The estimator keeps the real columns (`n_features_in_`, feature
   names); it may see fewer classes. A probe that fails (too few rows for its folds, one class) says
   nothing: the call runs whole (its validation errors come fast);
@@ -51,6 +53,9 @@ PROBE_ROWS = 400  # an estimator is first fitted (a clone) on this many rows, ti
 MIN_ROWS = 2000  # an estimator call on fewer rows runs whole (its time is not in its rows)
 SAMPLE_S = 0.3  # a row-wise call runs at least this long before it may be cut
 SHARE = 0.25  # a sampled estimator call is sized to take this share of the time left
+# A fit whose time grew by less than this power of its rows from the probe to the sample is fitted once
+# more on a larger sample (`_larger`): at small sizes its fixed costs hid how its time grows.
+SUBLINEAR = 0.75
 
 
 class _Cut(BaseException):
@@ -386,19 +391,56 @@ def _estimator(rt: Any, loop: Any, fn: Any, owner: Any, name: str, args: Any, kw
     s_args, s_kwargs = _sampled(args, kwargs, rows, n)
     jobs = _in_process(owner)
     started = time.monotonic()
+    timed = [(n0, took)]
     try:
-        return fn(*s_args, **s_kwargs)
+        result = fn(*s_args, **s_kwargs)
+        timed.append((n, time.monotonic() - started))
+        larger = _larger(rt, owner, name, rows, timed)
+        if larger is not None:  # its time grows slower than its rows: a larger sample tells how
+            s_args, s_kwargs = _sampled(args, kwargs, rows, larger)
+            started = time.monotonic()
+            result = fn(*s_args, **s_kwargs)
+            timed.append((larger, time.monotonic() - started))
+            loop.iterations += larger - n
+        return result
     finally:
-        _project(loop, rows, (n0, took), (n, time.monotonic() - started))
+        if len(timed) == 1:  # the sample's fit raised: what ran of it
+            timed.append((n, time.monotonic() - started))
+        _project(loop, rows, *timed)
         if jobs:
             with contextlib.suppress(Exception):
                 owner.set_params(**jobs)
 
 
+def _larger(rt: Any, owner: Any, name: str, rows: int, timed: list[tuple[int, float]]) -> int | None:
+    """A larger sample for a fit whose time grew clearly slower than its rows between the probe and the
+    sample (a fixed cost per tree or per iteration, a gradient boosting's histograms): sized, at that
+    growth, to take SHARE of what is left, at least 4 times the sample and at most half the rows; None
+    where it grew about as fast as its rows, or more, or nothing larger fits what is left. A fit that goes
+    on from its last state (`partial_fit`, `warm_start`) is not fitted twice."""
+    import math
+
+    (n0, t0), (n1, t1) = timed[-2], timed[-1]
+    if name != "fit" or t0 <= 0 or t1 <= 0 or n1 <= n0:
+        return None
+    with contextlib.suppress(Exception):
+        if owner.get_params().get("warm_start"):
+            return None
+    growth = math.log(t1 / t0) / math.log(n1 / n0)
+    if growth >= SUBLINEAR:
+        return None
+    target = SHARE * rt.left(time.monotonic())
+    larger = min(rows // 2, int(n1 * (target / t1) ** (1 / max(growth, 0.2))))
+    return larger if larger >= 4 * n1 else None
+
+
 def _project(loop: Any, rows: int, *timed: tuple[int, float]) -> None:
     """A sampled fit's time on all `rows`, from its timed sizes (rows, seconds): with two, the exponent
-    of time against rows between them (a fit is rarely linear in its rows), kept within 1 and 2; with
-    one, linear (its `whole_range` then runs to the exponent 1.5)."""
+    of time against rows between them (a fit is rarely linear in its rows), kept within 1 and 2 (at
+    small sizes a fixed cost hides how the time grows); with three (`_larger` took a larger sample of a
+    fit that grew slower than its rows), the exponent between the two largest, kept within 0.2 and 2, its
+    range's high end at most half a power steeper and at most linear; with one, linear (its range then
+    runs to the exponent 1.5)."""
     import math
 
     sizes = [(n, t) for n, t in timed if n > 0 and t > 0]
@@ -406,7 +448,11 @@ def _project(loop: Any, rows: int, *timed: tuple[int, float]) -> None:
         return
     n1, t1 = sizes[-1]
     exponents = (1.0, 1.5)
-    if len(sizes) > 1 and sizes[0][0] != n1:
+    if len(sizes) > 2 and sizes[-2][0] < n1:
+        n0, t0 = sizes[-2]
+        fitted = min(max(math.log(t1 / t0) / math.log(n1 / n0), 0.2), 2.0)
+        exponents = (fitted, max(fitted, min(fitted + 0.5, 1.0)))
+    elif len(sizes) > 1 and sizes[0][0] != n1:
         n0, t0 = sizes[0]
         fitted = math.log(t1 / t0) / math.log(n1 / n0)
         exponents = (min(max(fitted, 1.0), 2.0),) * 2
