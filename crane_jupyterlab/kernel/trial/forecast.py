@@ -42,10 +42,10 @@ from . import cudamemory
 
 # A trial's measured rate may be off by this much either way on a loaded machine: the range's margin.
 MARGIN = 1.25
-# torch's compute on n threads is assumed n ** SCALING times as fast as on one (1.68 on 2). Chosen from a
-# prototype on 2 cores: an inference loop ran 1.68 times as fast, a small CNN's training 1.16 times
-# (threads.py); the forecast suite's torch loops ran 0.8 to 1.8 times as fast in a kernel as on one thread.
-SCALING = 0.75
+# torch's compute on n threads is assumed n ** SCALING times as fast as on one: the middle, on a log
+# scale, of no faster and n times. On 2 cores the forecast suite's torch loops ran 0.8 to 1.8 times as
+# fast in a kernel as on a trial's one thread, about 1.3 at the median (docs/measurements.md).
+SCALING = 0.5
 # A library call stopped after its first iterations, whose length is unknown (scipy's minimize).
 _SAMPLED = ("minimize",)
 
