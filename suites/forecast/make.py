@@ -994,6 +994,144 @@ for i in range(20):
 ]
 
 
+# Written before the bench ran on any of them (at eabb8e9); measured once.
+BLIND8 = [
+    {
+        "id": "b8_torch_cnn_loader",
+        "setup": """import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+torch.manual_seed(8)
+images = torch.randn(4000, 3, 32, 32)
+classes = torch.randint(0, 10, (4000,))
+loader = DataLoader(TensorDataset(images, classes), batch_size=64, shuffle=True)
+cnn = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 8 * 8, 10))
+opt = torch.optim.SGD(cnn.parameters(), lr=0.01, momentum=0.9)""",
+        "cell": """for epoch in range(3):
+    for xb, yb in loader:
+        opt.zero_grad()
+        nn.functional.cross_entropy(cnn(xb), yb).backward()
+        opt.step()""",
+        "note": "a small CNN over a DataLoader of 32x32 colour images, 3 epochs of 63 batches",
+    },
+    {
+        "id": "b8_torch_lstm_slices",
+        "setup": """import torch
+from torch import nn
+torch.manual_seed(81)
+seqs = torch.randn(3000, 40, 8)
+targets = seqs[:, -1, :1] * 2
+lstm = nn.LSTM(8, 64, batch_first=True)
+out_layer = nn.Linear(64, 1)
+opt = torch.optim.Adam(list(lstm.parameters()) + list(out_layer.parameters()), lr=1e-3)""",
+        "cell": """for epoch in range(5):
+    for i in range(0, len(seqs), 64):
+        hidden, _ = lstm(seqs[i:i + 64])
+        loss = nn.functional.mse_loss(out_layer(hidden[:, -1]), targets[i:i + 64])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()""",
+        "note": "an LSTM regression over slices of 64 sequences, 5 epochs of 47",
+    },
+    {
+        "id": "b8_keras_functional",
+        "setup": """import numpy as np
+import keras
+rng = np.random.default_rng(82)
+X = rng.normal(size=(20000, 12)).astype('float32')
+y = (np.tanh(X[:, 0]) + X[:, 1] * X[:, 2]).astype('float32')
+X_val, y_val = X[:2000], y[:2000]
+inputs = keras.Input((12,))
+wide = keras.layers.Dense(1)(inputs)
+deep = keras.layers.Dense(1)(keras.layers.Dropout(0.1)(keras.layers.Dense(48, activation='relu')(inputs)))
+net = keras.Model(inputs, keras.layers.Add()([wide, deep]))
+net.compile('adam', 'mse')""",
+        "cell": "net.fit(X, y, epochs=6, batch_size=64, validation_data=(X_val, y_val), verbose=0)",
+        "note": "a wide-and-deep Keras model with validation data, 6 epochs of 313 batches",
+    },
+    {
+        "id": "b8_random_forest_fit",
+        "setup": """import numpy as np
+from sklearn.ensemble import RandomForestRegressor
+rng = np.random.default_rng(83)
+X = rng.normal(size=(20000, 15))
+y = X[:, 0] ** 2 + X[:, 1] - X[:, 2] * X[:, 3] + rng.normal(scale=0.2, size=20000)""",
+        "cell": """forest = RandomForestRegressor(n_estimators=60, random_state=0)
+forest.fit(X, y)""",
+        "note": "a random forest regression: 60 trees on 20,000 rows",
+    },
+    {
+        "id": "b8_cross_val_boosting",
+        "setup": """from sklearn.datasets import make_classification
+from sklearn.ensemble import GradientBoostingClassifier
+from sklearn.model_selection import cross_val_score
+X, y = make_classification(n_samples=6000, n_features=20, random_state=8)""",
+        "cell": "scores = cross_val_score(GradientBoostingClassifier(n_estimators=100, random_state=0), X, y, cv=4)",
+        "note": "4-fold cross-validation of a 100-tree gradient boosting classifier",
+    },
+    {
+        "id": "b8_series_apply_text",
+        "setup": """import numpy as np
+import pandas as pd
+rng = np.random.default_rng(84)
+words = np.array(['data', 'model', 'loss', 'batch', 'epoch', 'tensor', 'frame', 'column'])
+reviews = pd.Series([' '.join(rng.choice(words, 12)) for _ in range(600000)])""",
+        "cell": "distinct = reviews.apply(lambda text: len(set(text.split())))",
+        "note": "Series.apply of a Python function over 600,000 short texts",
+    },
+    {
+        "id": "b8_while_descent_numpy",
+        "setup": """import numpy as np
+rng = np.random.default_rng(85)
+A = rng.normal(size=(400, 400)) / 20
+b = rng.normal(size=400)
+w = np.zeros(400)""",
+        "cell": """step = 0
+while step < 20000:
+    w -= 0.01 * (A.T @ (A @ w - b))
+    step += 1""",
+        "note": "gradient descent in a while loop counting to 20,000 steps of 400x400 products",
+    },
+    {
+        "id": "b8_nested_growing_comprehension",
+        "setup": "",
+        "cell": """sums = []
+for i in range(6000):
+    sums.append(sum([j * i % 7 for j in range(i)]))""",
+        "note": "an inner comprehension as long as the outer index: 18 million iterations",
+    },
+    {
+        "id": "b8_tensors_kept",
+        "setup": "import torch",
+        "cell": """features = []
+for i in range(400):
+    features.append(torch.randn(512, 512))""",
+        "note": "400 tensors of 1 MB kept: about 400 MB, fits",
+    },
+    {
+        "id": "b8_frames_then_concat",
+        "setup": """import numpy as np
+import pandas as pd
+rng = np.random.default_rng(86)""",
+        "cell": """parts = []
+for k in range(200):
+    parts.append(pd.DataFrame(rng.normal(size=(20000, 10))))
+combined = pd.concat(parts, ignore_index=True)""",
+        "note": "200 frames of 1.6 MB kept, then concatenated: about 640 MB at the peak",
+    },
+    {
+        "id": "b8_oom_torch_zeros",
+        "setup": "import torch",
+        "cell": """activations = []
+for i in range(100):
+    activations.append(torch.zeros(100_000_000))  # 400 MB each""",
+        "note": "100 x 400 MB = 40 GB of tensors on a 24 GB machine: out of memory by arithmetic; never run",
+        "expect_oom": True,
+        "real": False,
+    },
+]
+
+
 def main() -> None:
     out = Path(__file__).with_name("cases.jsonl")
     with out.open("w", encoding="utf-8") as fh:
@@ -1006,6 +1144,7 @@ def main() -> None:
             ("blind5", BLIND5),
             ("blind6", BLIND6),
             ("blind7", BLIND7),
+            ("blind8", BLIND8),
         ):
             for case in cases:
                 fh.write(
@@ -1015,7 +1154,7 @@ def main() -> None:
                     + "\n"
                 )
     print(
-        f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind, {len(BLIND2)} blind2, {len(BLIND3)} blind3, {len(BLIND4)} blind4, {len(BLIND5)} blind5, {len(BLIND6)} blind6, {len(BLIND7)} blind7"
+        f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind, {len(BLIND2)} blind2, {len(BLIND3)} blind3, {len(BLIND4)} blind4, {len(BLIND5)} blind5, {len(BLIND6)} blind6, {len(BLIND7)} blind7, {len(BLIND8)} blind8"
     )
 
 
