@@ -332,6 +332,33 @@ async def test_keras_cells_run_in_the_worker_as_they_run_in_the_kernel(
         assert started["start"]["way"] == "fork" and started["outcome"]["status"] == "finished"
 
 
+FUNCTIONAL = (
+    "import numpy as np, keras\n"
+    "X = np.random.rand(256, 6).astype('float32')\ny = X.sum(axis=1).astype('float32')\n"
+    "inputs = keras.Input((6,))\nwide = keras.layers.Dense(1)(inputs)\n"
+    "hidden = keras.layers.Dropout(0.1)(keras.layers.Dense(16, activation='relu')(inputs))\n"
+    "deep = keras.layers.Dense(1)(hidden)\n"
+    "net = keras.Model(inputs, keras.layers.Add()([wide, deep]))\nnet.compile('adam', 'mse')\n"
+    "net.fit(X, y, epochs=1, verbose=0)"
+)
+
+
+async def test_a_functional_keras_model_with_a_merge_layer_goes_to_the_worker(
+    kit: SimpleNamespace, home: Path, sandbox: Any
+) -> None:
+    # Its merge layer's build config holds Keras' TrackedList, which does not pickle as it is.
+    pytest.importorskip("tensorflow")
+    async with fresh_kernel(cwd=str(home)) as (_, kc):
+        await run_cell(kc, FUNCTIONAL)
+        for cell, expected in (
+            ("net.fit(X, y, epochs=2, verbose=0)\nassert net.predict(X).shape == (256, 1)", "finished"),
+            ("net.fit(X[:, :5], y, epochs=1, verbose=0)", "crashed"),
+        ):
+            outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
+            assert outcome["status"] == expected and outcome.get("worker"), (cell, outcome)
+            assert (await real(kc, cell))["status"] == expected
+
+
 SUBCLASSED = (
     "import numpy as np, keras, tensorflow as tf\n"
     "SCALE = 2.0\n"

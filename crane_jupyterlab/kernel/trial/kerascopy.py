@@ -357,15 +357,30 @@ def _state(model: Any, compare: bool) -> dict[str, Any]:
     them) and the optimizer's; with `compare`, its layers' configs."""
     layers = list(model._flatten_layers())
     optimizer = getattr(model, "optimizer", None) if getattr(model, "compiled", False) else None
+    built = [(bool(one.built), _plain(one.get_build_config()) if one.built else None) for one in layers]
     return {
-        "compile": model.get_compile_config() if getattr(model, "compiled", False) else None,
+        "compile": _plain(model.get_compile_config()) if getattr(model, "compiled", False) else None,
         "trainable": [bool(layer.trainable) for layer in layers],
-        "builds": [(bool(one.built), one.get_build_config() if one.built else None) for one in layers],
+        # a merge layer's build config lists its input shapes in Keras' TrackedList, which holds a lambda
+        "builds": built,
         "classes": _classes(layers),
         "variables": [_own_variables(layer) for layer in layers],
         "optimizer": _own_variables(optimizer) if optimizer is not None and optimizer.built else None,
         "layers": _layer_configs(model) if compare else None,
     }
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """`value` with Keras' tracked containers (and any other list, dict, tuple or set subclass) made the
+    plain ones, so that it pickles without their trackers."""
+    if depth > 40:
+        return value
+    if isinstance(value, dict):
+        return {k: _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)) and not hasattr(value, "_fields"):  # not a namedtuple
+        kind = next(k for k in (list, tuple, set, frozenset) if isinstance(value, k))
+        return kind(_plain(v, depth + 1) for v in value)
+    return value
 
 
 def _own_variables(saveable: Any) -> dict[str, Any]:
