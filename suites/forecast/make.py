@@ -1132,6 +1132,151 @@ for i in range(100):
 ]
 
 
+# Written before the bench ran on any of them (at dd4f6c2); measured once.
+BLIND9 = [
+    {
+        "id": "b9_torch_mlp_loader_workers0",
+        "setup": """import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+torch.manual_seed(9)
+features = torch.randn(30000, 50)
+labels = (features[:, :5].sum(dim=1) > 0).long()
+train_loader = DataLoader(TensorDataset(features, labels), batch_size=256, shuffle=True)
+mlp = nn.Sequential(nn.Linear(50, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 2))
+optimizer = torch.optim.Adam(mlp.parameters(), lr=1e-3)""",
+        "cell": """history = []
+for epoch in range(10):
+    total = 0.0
+    for xb, yb in train_loader:
+        optimizer.zero_grad()
+        loss = nn.functional.cross_entropy(mlp(xb), yb)
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+    history.append(total / len(train_loader))""",
+        "note": "a two-hidden-layer MLP over a DataLoader of 256-row batches, 10 epochs of 118, losses kept",
+    },
+    {
+        "id": "b9_torch_autoencoder_slices",
+        "setup": """import torch
+from torch import nn
+torch.manual_seed(91)
+pixels = torch.rand(12000, 784)
+encoder = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 32))
+decoder = nn.Sequential(nn.Linear(32, 128), nn.ReLU(), nn.Linear(128, 784), nn.Sigmoid())
+params = list(encoder.parameters()) + list(decoder.parameters())
+opt = torch.optim.Adam(params, lr=1e-3)""",
+        "cell": """for epoch in range(6):
+    for i in range(0, len(pixels), 128):
+        batch = pixels[i:i + 128]
+        loss = nn.functional.binary_cross_entropy(decoder(encoder(batch)), batch)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()""",
+        "note": "an autoencoder over slices of 128 images of 784 pixels, 6 epochs of 94",
+    },
+    {
+        "id": "b9_keras_conv1d",
+        "setup": """import numpy as np
+import keras
+rng = np.random.default_rng(92)
+signals = rng.normal(size=(6000, 64, 1)).astype('float32')
+kinds = (signals[:, :32, 0].mean(axis=1) > 0).astype('int32')
+conv = keras.Sequential([keras.Input((64, 1)), keras.layers.Conv1D(16, 5, activation='relu'), keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(2, activation='softmax')])
+conv.compile('adam', 'sparse_categorical_crossentropy')""",
+        "cell": "conv.fit(signals, kinds, epochs=10, batch_size=32, verbose=0)",
+        "note": "a Keras 1-D convolution over 6,000 signals, 10 epochs of 188 batches",
+    },
+    {
+        "id": "b9_randomized_search_svr",
+        "setup": """import numpy as np
+from sklearn.svm import SVR
+from sklearn.model_selection import RandomizedSearchCV
+rng = np.random.default_rng(93)
+X = rng.normal(size=(4000, 10))
+y = np.sin(X[:, 0]) + X[:, 1] ** 2 + rng.normal(scale=0.1, size=4000)""",
+        "cell": """search = RandomizedSearchCV(SVR(), {'C': [0.1, 1, 10, 100], 'epsilon': [0.01, 0.1, 0.5], 'gamma': ['scale', 0.05, 0.2]}, n_iter=8, cv=3, random_state=0)
+search.fit(X, y)""",
+        "note": "a randomized search of support vector regressions: 8 candidates x 3 folds, and the refit",
+    },
+    {
+        "id": "b9_extra_trees_fit",
+        "setup": """from sklearn.datasets import make_regression
+from sklearn.ensemble import ExtraTreesRegressor
+X, y = make_regression(n_samples=40000, n_features=25, noise=5.0, random_state=9)""",
+        "cell": """trees = ExtraTreesRegressor(n_estimators=80, min_samples_leaf=3, random_state=0)
+trees.fit(X, y)""",
+        "note": "an extra trees regression: 80 trees on 40,000 rows",
+    },
+    {
+        "id": "b9_frame_apply_axis1_dates",
+        "setup": """import numpy as np
+import pandas as pd
+rng = np.random.default_rng(94)
+visits = pd.DataFrame({'start': pd.Timestamp('2024-01-01') + pd.to_timedelta(rng.integers(0, 10**6, 150000), unit='m'), 'minutes': rng.integers(1, 240, 150000)})""",
+        "cell": "visits['weekend_evening'] = visits.apply(lambda r: r['start'].dayofweek >= 5 and r['start'].hour + r['minutes'] / 60 > 18, axis=1)",
+        "note": "DataFrame.apply(axis=1) over 150,000 rows reading timestamps",
+    },
+    {
+        "id": "b9_while_simulation",
+        "setup": """import random
+random.seed(95)""",
+        "cell": """balance, t, ruined = 100, 0, 0
+while t < 3_000_000:
+    balance += 1 if random.random() < 0.5 else -1
+    if balance == 0:
+        ruined += 1
+        balance = 100
+    t += 1""",
+        "note": "a random walk simulated in a while loop counting to 3 million steps",
+    },
+    {
+        "id": "b9_nested_matrix_python",
+        "setup": """import random
+random.seed(96)
+n = 160
+A = [[random.random() for _ in range(n)] for _ in range(n)]
+B = [[random.random() for _ in range(n)] for _ in range(n)]""",
+        "cell": """C = [[0.0] * n for _ in range(n)]
+for i in range(n):
+    for j in range(n):
+        s = 0.0
+        for k in range(n):
+            s += A[i][k] * B[k][j]
+        C[i][j] = s""",
+        "note": "a matrix product in pure Python: three nested loops of 160, 4 million innermost iterations",
+    },
+    {
+        "id": "b9_embeddings_dict",
+        "setup": "import numpy as np",
+        "cell": """vectors = {}
+for word_id in range(300000):
+    vectors[f'w{word_id}'] = np.full(300, word_id, dtype=np.float32)""",
+        "note": "300,000 vectors of 1.2 kB kept in a dict: about 400 MB with their headers",
+    },
+    {
+        "id": "b9_lists_of_tuples",
+        "setup": "",
+        "cell": """pairs = []
+for a in range(2000):
+    for b in range(1000):
+        pairs.append((a, b, a * b))""",
+        "note": "2 million tuples kept in a list from a nested loop",
+    },
+    {
+        "id": "b9_oom_numpy_stack",
+        "setup": "import numpy as np",
+        "cell": """frames = []
+for i in range(120):
+    frames.append(np.random.rand(4000, 10000))  # 320 MB each""",
+        "note": "120 x 320 MB = 38 GB of arrays on a 24 GB machine: out of memory by arithmetic; never run",
+        "expect_oom": True,
+        "real": False,
+    },
+]
+
+
 def main() -> None:
     out = Path(__file__).with_name("cases.jsonl")
     with out.open("w", encoding="utf-8") as fh:
@@ -1145,6 +1290,7 @@ def main() -> None:
             ("blind6", BLIND6),
             ("blind7", BLIND7),
             ("blind8", BLIND8),
+            ("blind9", BLIND9),
         ):
             for case in cases:
                 fh.write(
@@ -1154,7 +1300,7 @@ def main() -> None:
                     + "\n"
                 )
     print(
-        f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind, {len(BLIND2)} blind2, {len(BLIND3)} blind3, {len(BLIND4)} blind4, {len(BLIND5)} blind5, {len(BLIND6)} blind6, {len(BLIND7)} blind7, {len(BLIND8)} blind8"
+        f"wrote {out}: {len(DEV)} dev, {len(BLIND)} blind, {len(BLIND2)} blind2, {len(BLIND3)} blind3, {len(BLIND4)} blind4, {len(BLIND5)} blind5, {len(BLIND6)} blind6, {len(BLIND7)} blind7, {len(BLIND8)} blind8, {len(BLIND9)} blind9"
     )
 
 
