@@ -164,6 +164,16 @@ def test_a_sampled_library_call_is_projected_from_its_timed_sizes() -> None:
     assert applied is not None and applied["seconds"] == pytest.approx(0.4 + 0.3 / 5000 * 95_000, rel=0.01)
 
 
+def test_a_call_sampled_in_each_run_of_a_loop_that_ran_whole_is_projected_for_each_sampled_run() -> None:
+    # a loop over 6 values of C ran whole; its cross-validation ran on a sample in 4 of them: each of
+    # those 4 is taken as the last (whole 2.0 s where its samples took 0.5 s); the other 2 ran whole
+    call = {"line": 3, "kind": "fit", "cut": True, "runs": 6, "sampled": 4, "iterations": 9000,
+            "total": 40000, "seconds": 0.5, "whole_s": 2.0, "whole_high_s": 3.0, "stmt": 1}  # fmt: skip
+    ahead = forecast.build({"status": "finished", "elapsed_ms": 4000.0, "quick": {"loops": [call]}}, 0)
+    assert ahead is not None and ahead["seconds"] == pytest.approx(4.0 + 4 * 1.5)
+    assert ahead["seconds_high"] == pytest.approx(4.0 + 4 * 2.5 * forecast.MARGIN)
+
+
 def test_a_sampled_call_inside_a_cut_loop_is_projected_by_its_time_whole_not_its_rows() -> None:
     # for k in range(2, 30): KMeans(k).fit(X): 2 of 28 iterations ran in 0.56 s (the first 0.28 s), each
     # fit on a sample in 0.05 s that projects to 0.15 s on all 30,000 rows

@@ -250,9 +250,12 @@ def _group(
     scale_steady = scale_every = 1.0
     measured = 0.0
     if all(loop.get("whole_s") is not None for loop in group):  # sampled library calls, timed at two sizes
-        mid = sum(float(loop["whole_s"]) - float(loop.get("seconds") or 0.0) for loop in group)
-        high = sum(float(loop.get("whole_high_s") or loop["whole_s"]) - float(loop.get("seconds") or 0.0)
-                   for loop in group)  # fmt: skip
+        # each run of a call that ran on a sample (a loop over C that ran whole) as the last
+        mid = high = 0.0
+        for loop in group:
+            seconds = float(loop.get("seconds") or 0.0)
+            mid += _runs(loop) * (float(loop["whole_s"]) - seconds)
+            high += _runs(loop) * (float(loop.get("whole_high_s") or loop["whole_s"]) - seconds)
         return max(mid, 0.0), max(mid, 0.0) / MARGIN, max(high, 0.0) * MARGIN
     for loop in group:
         total, rates = loop.get("total"), _rates(loop)
@@ -286,6 +289,11 @@ def _group(
     return mid, low, high
 
 
+def _runs(loop: dict[str, Any]) -> int:
+    """The runs of a sampled library call that ran on a sample (the others ran whole in the trial)."""
+    return max(int(loop.get("sampled") or loop.get("runs") or 1), 1)
+
+
 def _with_sampled_calls(
     group: list[dict[str, Any]], sampled: list[dict[str, Any]], growing: tuple[float, float] | None
 ) -> tuple[float, float, float] | None:
@@ -295,7 +303,7 @@ def _with_sampled_calls(
     nested loop: a fit is not linear in its rows."""
     extra = extra_high = 0.0
     for call in sampled:
-        runs, seconds = max(int(call.get("runs") or 1), 1), float(call.get("seconds") or 0.0)
+        runs, seconds = _runs(call), float(call.get("seconds") or 0.0)
         extra += runs * max(float(call["whole_s"]) - seconds, 0.0)
         extra_high += runs * max(float(call.get("whole_high_s") or call["whole_s"]) - seconds, 0.0)
     loops = []

@@ -228,7 +228,7 @@ def _rows(
             raise
     calls, first_call = state()
     m = max(1, min(total_rows, calls // per))
-    loop.cut, loop.iterations = True, loop.iterations + m
+    loop.cut, loop.iterations, loop.sampled = True, loop.iterations + m, loop.sampled + 1
     now = time.monotonic()
     loop.seconds += now - started
     loop.length(total_rows)
@@ -376,7 +376,7 @@ def _estimator(rt: Any, loop: Any, fn: Any, owner: Any, name: str, args: Any, kw
     n = _plan(rt, rows, took, n0)
     if n is None:
         return fn(*args, **kwargs)
-    loop.cut, loop.iterations = True, loop.iterations + n
+    loop.cut, loop.iterations, loop.sampled = True, loop.iterations + n, loop.sampled + 1
     loop.length(rows)
     _project(loop, rows, (n0, took))
     if n <= 2 * n0 and name != "partial_fit":
@@ -479,7 +479,7 @@ def _function(rt: Any, loop: Any, fn: Any, args: Any, kwargs: Any) -> Any:
             result, took = None, -1.0
         n = _plan(rt, rows, took, n0) if took >= 0 else None
         if n is not None:
-            loop.cut, loop.iterations = True, loop.iterations + n
+            loop.cut, loop.iterations, loop.sampled = True, loop.iterations + n, loop.sampled + 1
             loop.length(rows)
             _project(loop, rows, (n0, took))
             if n <= 2 * n0:

@@ -42,7 +42,7 @@ class Loop:
     the process counts CUDA memory (cudamemory.py), the same growths on the GPU and one iteration's peak."""
 
     __slots__ = ("cut", "first_len", "first_s", "gpu_grew_kb", "gpu_peak_kb", "gpu_steady_kb", "grew_kb",
-                 "handed", "iterations", "kind", "last_len", "line", "runs", "seconds", "shortest",
+                 "handed", "iterations", "kind", "last_len", "line", "runs", "sampled", "seconds", "shortest",
                  "steady_kb", "total", "whole_high_s", "whole_s")  # fmt: skip
 
     def __init__(self, line: int, kind: str) -> None:
@@ -57,6 +57,7 @@ class Loop:
         # a sampled library call's time on all its rows, projected from its timed sizes (libcalls)
         self.whole_s: float | None = None
         self.whole_high_s: float | None = None
+        self.sampled = 0  # the runs of a library call that ran on a sample (`whole_s` is the last one's)
         self.seconds = 0.0
         self.first_s: float | None = None
         self.grew_kb = 0  # resident memory's growth over its measured runs
@@ -106,6 +107,7 @@ class Loop:
         if self.shortest is not None and self.shortest != self.total:
             out["shortest"], out["first_len"], out["last_len"] = self.shortest, self.first_len, self.last_len
         if self.whole_s is not None:
+            out["sampled"] = self.sampled
             out["whole_s"] = round(self.whole_s, 3)
             out["whole_high_s"] = round(self.whole_high_s or self.whole_s, 3)
         return out
