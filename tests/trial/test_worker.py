@@ -350,13 +350,19 @@ async def test_a_functional_keras_model_with_a_merge_layer_goes_to_the_worker(
     pytest.importorskip("tensorflow")
     async with fresh_kernel(cwd=str(home)) as (_, kc):
         await run_cell(kc, FUNCTIONAL)
-        for cell, expected in (
+        cases = (
             ("net.fit(X, y, epochs=2, verbose=0)\nassert net.predict(X).shape == (256, 1)", "finished"),
             ("net.fit(X[:, :5], y, epochs=1, verbose=0)", "crashed"),
-        ):
-            outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
-            assert outcome["status"] == expected and outcome.get("worker"), (cell, outcome)
-            assert (await real(kc, cell))["status"] == expected
+        )
+        await in_the_worker_as_in_the_kernel(kit, kc, cases)
+
+
+async def in_the_worker_as_in_the_kernel(kit: SimpleNamespace, kc: Any, cases: Any) -> None:
+    """Each (cell, status): its trial ran in the worker and ended so, and so did the cell run for real."""
+    for cell, expected in cases:
+        outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
+        assert outcome["status"] == expected and outcome.get("worker"), (cell, outcome)
+        assert (await real(kc, cell))["status"] == expected
 
 
 SUBCLASSED = (
@@ -382,17 +388,15 @@ async def test_the_notebooks_keras_classes_and_tf_functions_are_rebuilt(
     pytest.importorskip("tensorflow")
     async with fresh_kernel(cwd=str(home)) as (_, kc):
         await run_cell(kc, SUBCLASSED)
-        for cell, expected in (
+        cases = (
             (
                 "net.fit(xs, ys, epochs=2, verbose=0)\nassert net.predict(xs, verbose=0).shape == (32, 1)",
                 "finished",
             ),
             ("assert float(triple(tf.constant(3.0))) == 9.0", "finished"),
             ("net.predict(xs, verbose=0)\nassert triple(tf.constant(1.0)) == 4.0", "crashed"),
-        ):
-            outcome = (await kit.run_in_kernel(kc, cell, private_writes=True, budget_s=30.0))["outcome"]
-            assert outcome["status"] == expected and outcome.get("worker"), (cell, outcome)
-            assert (await real(kc, cell))["status"] == expected
+        )
+        await in_the_worker_as_in_the_kernel(kit, kc, cases)
 
 
 KERAS_CLASSES = (
