@@ -250,12 +250,8 @@ def _group(
     scale_steady = scale_every = 1.0
     measured = 0.0
     if all(loop.get("whole_s") is not None for loop in group):  # sampled library calls, timed at two sizes
-        # each run of a call that ran on a sample (a loop over C that ran whole) as the last
-        mid = high = 0.0
-        for loop in group:
-            seconds = float(loop.get("seconds") or 0.0)
-            mid += _runs(loop) * (float(loop["whole_s"]) - seconds)
-            high += _runs(loop) * (float(loop.get("whole_high_s") or loop["whole_s"]) - seconds)
+        added = _sampled_extra(group)
+        mid, high = sum(a for a, _ in added), sum(h for _, h in added)
         return max(mid, 0.0), max(mid, 0.0) / MARGIN, max(high, 0.0) * MARGIN
     for loop in group:
         total, rates = loop.get("total"), _rates(loop)
@@ -289,9 +285,17 @@ def _group(
     return mid, low, high
 
 
-def _runs(loop: dict[str, Any]) -> int:
-    """The runs of a sampled library call that ran on a sample (the others ran whole in the trial)."""
-    return max(int(loop.get("sampled") or loop.get("runs") or 1), 1)
+def _sampled_extra(calls: list[dict[str, Any]]) -> list[tuple[float, float]]:
+    """Each library call run on a sample: the seconds its runs whole add to what its samples ran, and its
+    range's high end's. Each run that ran on a sample (a loop over C that ran whole: the others ran whole
+    in the trial) is taken as the last one, whose sizes were timed."""
+    added = []
+    for call in calls:
+        runs = max(int(call.get("sampled") or call.get("runs") or 1), 1)
+        seconds = float(call.get("seconds") or 0.0)
+        whole = float(call["whole_s"])
+        added.append((runs * (whole - seconds), runs * (float(call.get("whole_high_s") or whole) - seconds)))
+    return added
 
 
 def _with_sampled_calls(
@@ -301,11 +305,8 @@ def _with_sampled_calls(
     each call's time whole replaces its sample's in what the loops measured (`runs` calls of `whole_s`
     where `seconds` ran), then the loops are projected as loops. Not the calls' rows as iterations of a
     nested loop: a fit is not linear in its rows."""
-    extra = extra_high = 0.0
-    for call in sampled:
-        runs, seconds = _runs(call), float(call.get("seconds") or 0.0)
-        extra += runs * max(float(call["whole_s"]) - seconds, 0.0)
-        extra_high += runs * max(float(call.get("whole_high_s") or call["whole_s"]) - seconds, 0.0)
+    added = _sampled_extra(sampled)
+    extra, extra_high = sum(max(a, 0.0) for a, _ in added), sum(max(h, 0.0) for _, h in added)
     loops = []
     for loop in group:
         if loop.get("whole_s") is not None:
