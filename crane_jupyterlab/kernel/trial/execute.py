@@ -52,32 +52,33 @@ def run(
         _draw_figures(shell)
     except BaseException as exc:
         outcome = classify(exc, source, guard, report, ms(time.perf_counter() - t0))
-        return _noted(quick.conclude(outcome, ns, exc), installs, gpu, sampler)
+        sampled = sampler.stop()  # where the cell ended, not what concludes it
+        return _noted(quick.conclude(outcome, ns, exc), installs, gpu, sampled)
     finally:
         shown.restore()
     elapsed = ms(time.perf_counter() - t0)
+    sampled = sampler.stop()
     if shown.first is not None:
         error, line = shown.first
         crashed = classify(error, source, guard, report, elapsed, line)
-        return _noted(quick.conclude(crashed, ns, error), installs, gpu, sampler)
+        return _noted(quick.conclude(crashed, ns, error), installs, gpu, sampled)
     finished = {"status": "finished", "elapsed_ms": elapsed}
-    return _noted(quick.conclude(finished, ns, None), installs, gpu, sampler)
+    return _noted(quick.conclude(finished, ns, None), installs, gpu, sampled)
 
 
 def _noted(
-    outcome: dict[str, Any], installs: int, gpu: cudamemory.Trial, sampler: threads.Sampler
+    outcome: dict[str, Any], installs: int, gpu: cudamemory.Trial, sampled: dict[str, Any] | None
 ) -> dict[str, Any]:
     """The outcome with what the cell's package installs were answered with (shell_commands.py); where
     the process counts CUDA memory, the cell's peak on the GPU above what it held before (`gpu_extra_kb`);
     where this fork ran torch on fewer threads than the kernel has, the share of its time that took
-    (`threads`)."""
+    (`threads`, the sampler's report)."""
     note = shell_commands.installs_note(installs)
     if note:
         outcome["installs"] = note
     extra = gpu.extra_kb()
     if extra is not None:
         outcome["gpu_extra_kb"] = extra
-    sampled = sampler.stop()
     if sampled is not None and sampled["share"] > 0:
         outcome["threads"] = sampled
     return outcome

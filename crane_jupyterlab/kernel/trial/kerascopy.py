@@ -357,11 +357,11 @@ def _state(model: Any, compare: bool) -> dict[str, Any]:
     them) and the optimizer's; with `compare`, its layers' configs."""
     layers = list(model._flatten_layers())
     optimizer = getattr(model, "optimizer", None) if getattr(model, "compiled", False) else None
+    # a merge layer's build config lists its input shapes in Keras' TrackedList, which holds a lambda
     built = [(bool(one.built), _plain(one.get_build_config()) if one.built else None) for one in layers]
     return {
         "compile": _plain(model.get_compile_config()) if getattr(model, "compiled", False) else None,
         "trainable": [bool(layer.trainable) for layer in layers],
-        # a merge layer's build config lists its input shapes in Keras' TrackedList, which holds a lambda
         "builds": built,
         "classes": _classes(layers),
         "variables": [_own_variables(layer) for layer in layers],

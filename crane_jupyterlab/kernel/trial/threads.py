@@ -38,10 +38,10 @@ class Sampler:
         self.thread: threading.Thread | None = None
         self.stopped = threading.Event()
         self.torch_s = self.sampled_s = 0.0
-        self.torch = sys.modules.get("torch")
-        self.root = os.path.dirname(getattr(self.torch, "__file__", None) or "") if self.torch else ""
+        torch = sys.modules.get("torch")
+        where = os.path.dirname(getattr(torch, "__file__", None) or "") if torch is not None else ""
+        self.root = where + os.sep if where else ""  # torch's own code lies beneath it
         self.lines: dict[tuple[Any, int], tuple[str, ...]] = {}  # the names each line of the user's loads
-        torch = self.torch
         found = (
             getattr(torch, "Tensor", None),
             getattr(getattr(torch, "nn", None), "Module", None),
@@ -52,7 +52,6 @@ class Sampler:
     def start(self) -> None:
         if KERNEL[0] <= 1 or not self.root:
             return
-        self.root += os.sep
         self.thread = threading.Thread(target=self._sample, args=(threading.get_ident(),), daemon=True)
         with contextlib.suppress(RuntimeError):  # no thread can start: nothing is scaled
             self.thread.start()
